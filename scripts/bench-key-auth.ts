@@ -1,0 +1,30 @@
+/**
+ * Issue 3's figure: key-authenticated requests per second against the same route without auth, in one run.
+ * Route: GET /health (public; with a key it also verifies the key: lookup by public id, HMAC-SHA-256 compare,
+ * revocation and expiry checks, and reads the key's limit window without consuming it).
+ *   npx tsx scripts/bench-key-auth.ts [seconds]
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient } from '../test/support/api-client.js';
+import { createKey, registerUser } from '../test/support/factories.js';
+import { load, printTable } from './lib/bench.js';
+import { spawnServer } from './lib/spawn-server.js';
+
+const seconds = Number(process.argv[2] ?? 8);
+const server = await spawnServer({ DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-bench-')), LOG_LEVEL: 'silent', TRUST_PROXY: 'true' });
+try {
+  const client = new ApiClient(server.url);
+  const user = await registerUser(client);
+  const key = await createKey(client, user, { rateLimitTier: 'enterprise' });
+  const check = await client.get('/health', { token: key.secret });
+  if (!check.body.data.authenticated) throw new Error('the key did not authenticate');
+
+  const baseline = await load('GET /health, no auth', `${server.url}/health`, { seconds });
+  const keyed = await load('GET /health, API key verified', `${server.url}/health`, { seconds, headers: { authorization: `Bearer ${key.secret}` } });
+  printTable(`Key authentication cost (${seconds} s per case, 16 connections, SQLite store)`, baseline, [keyed]);
+  console.log(`\nkey-authenticated throughput = ${(keyed.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)} x the unauthenticated route`);
+} finally {
+  await server.stop();
+}

@@ -1,0 +1,201 @@
+/**
+ * Issue 7's figures, in one run:
+ *   1. embedding throughput (rows/s) of the local model on the standard corpus (/work/shared/bench), next to the cost
+ *      of embedding one query;
+ *   2. vector search latency (p50/p99 over varied query vectors) of the semantic engine at 10,000 and 100,000
+ *      vectors, next to a plain scan of the same Float32Array without scoring;
+ *   3. the server process's memory (RSS) before and after the model is loaded (by indexing a corpus table through
+ *      the API), the end-to-end indexing rate the job reports, and GET /health latency while indexing runs.
+ *
+ *   npx tsx scripts/bench-semantic.ts [rows=2000] [corpusDir]
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sqlite3 from 'sqlite3';
+import type { DatabaseConnectionRecord } from '../src/repositories/database-connection-repository.js';
+import type { SemanticIndexJobRecord } from '../src/repositories/semantic-index-job-repository.js';
+import type { KeyCaller } from '../src/services/callers.js';
+import { LocalEmbeddingProvider, semanticSearch, type SemanticSearchDeps } from '../src/semantic/index.js';
+import { MAX_TEXT_CHARS } from '../src/semantic/row-text.js';
+import type { TableVectors } from '../src/semantic/vector-cache.js';
+import { normalize } from '../src/semantic/vectors.js';
+import { ApiClient } from '../test/support/api-client.js';
+import { registerUser } from '../test/support/factories.js';
+import { spawnServer } from './lib/spawn-server.js';
+
+const rowsForThroughput = Number(process.argv[2] ?? 2000);
+const corpusDir = process.argv[3] ?? join(tmpdir(), 'quarry-bench-corpus');
+const serverRows = 500;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const summary = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+};
+const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1);
+
+function corpus(): Array<{ title: string; body: string }> {
+  const file = join(corpusDir, 'articles.tsv');
+  if (!existsSync(file)) {
+    mkdirSync(corpusDir, { recursive: true });
+    execFileSync(process.execPath, ['/work/shared/bench/gen-corpus.cjs', corpusDir], { stdio: 'ignore' });
+  }
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [title, body] = line.split('\t');
+    return { title, body };
+  });
+}
+
+/** 1. The local model alone, on its worker thread, in this process. */
+async function embeddingThroughput(articles: Array<{ title: string; body: string }>) {
+  const provider = new LocalEmbeddingProvider();
+  const texts = articles.slice(0, rowsForThroughput).map((a) => `${a.title}\n${a.body}`.slice(0, MAX_TEXT_CHARS));
+  const loadStart = performance.now();
+  await provider.embed(['warm up']);
+  const loadMs = performance.now() - loadStart;
+  const queryTimes: number[] = [];
+  for (let i = 0; i < 50; i += 1) {
+    const start = performance.now();
+    await provider.embed([`${articles[i].title.toLowerCase()} near the river`], 'query');
+    queryTimes.push(performance.now() - start);
+  }
+  const start = performance.now();
+  await provider.embed(texts, 'bulk');
+  const seconds = (performance.now() - start) / 1000;
+  await provider.close();
+  const chars = texts.reduce((sum, t) => sum + t.length, 0) / texts.length;
+  return { rows: texts.length, rowsPerSecond: texts.length / seconds, seconds, loadMs, query: summary(queryTimes), avgChars: chars };
+}
+
+/** Seeded random unit vectors (mulberry32), so runs compare. */
+function randomUnitMatrix(rows: number, dims: number, seed: number): Float32Array {
+  let a = seed;
+  const rnd = () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+  };
+  const matrix = new Float32Array(rows * dims);
+  for (let r = 0; r < rows; r += 1) {
+    const row = matrix.subarray(r * dims, (r + 1) * dims);
+    for (let i = 0; i < dims; i += 1) row[i] = rnd();
+    normalize(row);
+  }
+  return matrix;
+}
+
+/** 2. The engine over one cached table of `n` vectors: everything but the store and the model, which are faked. */
+async function searchLatency(n: number, dims = 512) {
+  const matrix = randomUnitMatrix(n, dims, 7);
+  const table: TableVectors = { version: 'v', dims, count: n, matrix, keys: Array.from({ length: n }, (_, i) => `{"id":${i + 1}}`), bytes: matrix.byteLength };
+  const queries = randomUnitMatrix(200, dims, 99);
+  let q = 0;
+  const deps: SemanticSearchDeps = {
+    jobs: {
+      latestDone: async () => [{ id: 'sidx_bench', connectionId: 'db_bench', tableName: 'articles', providerId: 'bench', finishedAt: new Date(0) } as SemanticIndexJobRecord],
+      live: async () => [],
+    },
+    cache: { get: async () => table },
+    provider: { id: 'bench', dimensions: dims, embed: async () => [queries.subarray(q * dims, (q + 1) * dims)], close: async () => undefined },
+    limits: { admitAiRequest: async () => undefined },
+    tablesOf: async () => [],
+  };
+  const input = { caller: {} as KeyCaller, connections: [{ id: 'db_bench' } as DatabaseConnectionRecord], query: 'q', limit: 20, minScore: 0 };
+  const engine: number[] = [];
+  const scan: number[] = [];
+  let sink = 0;
+  for (q = 0; q < 200; q += 1) {
+    const start = performance.now();
+    const result = await semanticSearch(deps, input);
+    engine.push(performance.now() - start);
+    sink += result.hits.length;
+    // The floor: read every float once, four independent sums like the scorer's, no query, no ranking.
+    const scanStart = performance.now();
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let d = 0;
+    for (let i = 0; i + 3 < matrix.length; i += 4) {
+      a += matrix[i];
+      b += matrix[i + 1];
+      c += matrix[i + 2];
+      d += matrix[i + 3];
+    }
+    scan.push(performance.now() - scanStart);
+    sink += a + b + c + d;
+  }
+  if (Number.isNaN(sink)) console.log('(the scan is used, so it is not optimised away)');
+  return { n, engine: summary(engine.slice(20)), scan: summary(scan.slice(20)), mib: matrix.byteLength / 2 ** 20 };
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+/** 3. A real server process: RSS before and after the model loads, the job's own rate, /health latency meanwhile. */
+async function serverFigures(articles: Array<{ title: string; body: string }>) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-semantic-'));
+  const sqliteDir = join(dataDir, 'sqlite');
+  mkdirSync(sqliteDir, { recursive: true });
+  const db = new sqlite3.Database(join(sqliteDir, 'articles.db'));
+  const run = (sql: string, params: unknown[] = []) => new Promise<void>((resolve, reject) => db.run(sql, params, (err) => (err ? reject(err) : resolve())));
+  await run('CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)');
+  await run('BEGIN');
+  for (let i = 0; i < serverRows; i += 1) await run('INSERT INTO articles VALUES (?, ?, ?)', [i + 1, articles[i].title, articles[i].body]);
+  await run('COMMIT');
+  await new Promise<void>((resolve) => db.close(() => resolve()));
+
+  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', RATE_LIMIT_ENABLED: 'false' });
+  try {
+    const client = new ApiClient(server.url);
+    const user = await registerUser(client);
+    const auth = { token: user.token };
+    const database = (await client.post('/api/v1/databases', { name: 'Corpus', engine: 'sqlite', database: 'articles.db' }, auth)).body.data.database;
+    const health = async (count: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const start = performance.now();
+        await fetch(`${server.url}/health`).then((r) => r.arrayBuffer());
+        times.push(performance.now() - start);
+      }
+      return summary(times);
+    };
+    await health(200);
+    const idleHealth = await health(300);
+    const before = rssMiB(server.child.pid!);
+    const started = await client.post(`/api/v1/databases/${database.id}/semantic-index`, { table: 'articles' }, auth);
+    if (started.status !== 202) throw new Error(JSON.stringify(started.body));
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // model loaded, embedding under way
+    const busyHealth = await health(300);
+    let job;
+    for (;;) {
+      job = (await client.get(`/api/v1/databases/${database.id}/semantic-index?table=articles`, auth)).body.data;
+      if (!['queued', 'running'].includes(job.status)) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const after = rssMiB(server.child.pid!);
+    return { before, after, job, idleHealth, busyHealth };
+  } finally {
+    await server.stop();
+  }
+}
+
+const articles = corpus();
+console.log(`corpus: ${articles.length} rows in ${corpusDir}; throughput on the first ${rowsForThroughput}`);
+const throughput = await embeddingThroughput(articles);
+const latencies = [await searchLatency(10_000), await searchLatency(100_000)];
+const server = await serverFigures(articles);
+
+console.log('\n| measure | figure | baseline in the same run |');
+console.log('|---|---|---|');
+console.log(`| embedding throughput, local model (worker thread), ${throughput.rows} corpus rows (avg ${Math.round(throughput.avgChars)} chars) | ${throughput.rowsPerSecond.toFixed(1)} rows/s (${throughput.seconds.toFixed(1)} s) | one query embedded: p50 ${ms(throughput.query.p50)} ms, p99 ${ms(throughput.query.p99)} ms; model load ${Math.round(throughput.loadMs)} ms |`);
+for (const l of latencies) {
+  console.log(`| vector search, ${l.n.toLocaleString('en')} vectors x 512 (${l.mib.toFixed(0)} MiB), top 20 | p50 ${ms(l.engine.p50)} ms, p99 ${ms(l.engine.p99)} ms | plain scan of the same Float32Array: p50 ${ms(l.scan.p50)} ms, p99 ${ms(l.scan.p99)} ms |`);
+}
+console.log(`| server RSS with the model loaded (after indexing ${serverRows} rows) | ${server.after.toFixed(0)} MiB | without the model (started, idle): ${server.before.toFixed(0)} MiB |`);
+console.log(`| indexing through the API (SQLite source, job's own rate) | ${server.job.ratePerSecond} rows/s, ${server.job.status}, ${server.job.rowsEmbedded} embedded | |`);
+console.log(`| GET /health while indexing runs | p50 ${ms(server.busyHealth.p50)} ms, p99 ${ms(server.busyHealth.p99)} ms | idle: p50 ${ms(server.idleHealth.p50)} ms, p99 ${ms(server.idleHealth.p99)} ms |`);

@@ -1,0 +1,25 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import type { OpenAPIV3 } from 'openapi-types';
+
+/** Finds openapi.yaml from here upwards, so it is found from src/ (tsx, vitest) and from dist/src/ alike. */
+export function contractPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'openapi.yaml');
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('openapi.yaml not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+}
+
+let cached: OpenAPIV3.Document | null = null;
+
+/** The contract, parsed once per process. Callers must not mutate it. */
+export function loadContract(): OpenAPIV3.Document {
+  cached ??= parse(readFileSync(contractPath(), 'utf8')) as OpenAPIV3.Document;
+  return cached;
+}

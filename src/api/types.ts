@@ -1,0 +1,66 @@
+import type { Readable } from 'node:stream';
+import type { Context } from 'openapi-backend';
+import type { operations } from '../../generated/openapi.js';
+import type { KeyCaller } from '../services/callers.js';
+import type { Services } from '../services/index.js';
+
+export type OperationId = keyof operations;
+
+type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+
+/** Request body of an operation, as the contract defines it (already validated when the handler runs). */
+export type BodyOf<O extends OperationId> = JsonContent<NonNullable<operations[O]['requestBody']>>;
+export type QueryOf<O extends OperationId> = NonNullable<operations[O]['parameters']['query']>;
+export type PathOf<O extends OperationId> = NonNullable<operations[O]['parameters']['path']>;
+/** `data` of an operation's success body for a status. */
+export type DataOf<O extends OperationId, S extends keyof operations[O]['responses']> =
+  JsonContent<operations[O]['responses'][S]> extends { data: infer D } ? D : never;
+
+/** What a JSON handler returns; the dispatcher wraps `data` in the success envelope. */
+export interface Reply {
+  status: number;
+  data: unknown;
+}
+
+/** What a handler returns for a non-JSON body (exports). */
+export interface RawReply {
+  status: number;
+  raw: string | Buffer | Readable;
+  contentType: string;
+  headers?: Record<string, string>;
+}
+
+/** Mutable per-request state shared by the layers of one request (Koa's ctx.state). */
+export interface RequestState {
+  requestId: string;
+  operationId?: string;
+  /** `METHOD /path/template` of the matched operation, for usage records. */
+  endpoint?: string;
+  keyCaller?: KeyCaller;
+  /** Headers every response of this request carries, error or not (X-RateLimit-*). */
+  responseHeaders: Record<string, string>;
+  /** Set when the request rate was refused, for usage records and analytics. */
+  rateLimited?: boolean;
+  /** Set when the operation does not count against the key's limit. */
+  rateLimitExempt?: boolean;
+  /** Work to run when the response is done (releasing a concurrency slot). */
+  onDone: Array<() => void>;
+}
+
+/** Per-request environment handed to every handler next to openapi-backend's context. */
+export interface HandlerEnv {
+  services: Services;
+  state: RequestState;
+  requestId: string;
+  ip: string;
+  /** Shortcut to state.keyCaller. */
+  keyCaller?: KeyCaller;
+}
+
+export type OperationHandler = (c: Context, env: HandlerEnv) => Promise<Reply | RawReply>;
+
+export const reply = <O extends OperationId, S extends keyof operations[O]['responses'] & number>(
+  _operationId: O,
+  status: S,
+  data: DataOf<O, S>,
+): Reply => ({ status, data });

@@ -1,0 +1,39 @@
+import Koa from 'koa';
+import type { OpenAPIBackend } from 'openapi-backend';
+import { createApiBackend } from './api/backend.js';
+import { dispatch } from './api/dispatch.js';
+import { responseValidator, type ContractViolation } from './api/response-validator.js';
+import type { Config } from './config/config.js';
+import { errorTranslator } from './http/error-translator.js';
+import { jsonBody } from './http/json-body.js';
+import { requestId } from './http/request-id.js';
+import { usageLog } from './http/usage-log.js';
+import type { Logger } from './lib/logger.js';
+import type { Services } from './services/index.js';
+
+export interface QuarryApp {
+  koa: Koa;
+  api: OpenAPIBackend;
+  /** Responses that did not match openapi.yaml (only recorded when VALIDATE_RESPONSES is on). */
+  contractViolations: ContractViolation[];
+}
+
+/**
+ * The request pipeline, outermost first: request id, access/usage log, contract check of the response, the one
+ * error translator, JSON body parsing, then openapi-backend, which routes by openapi.yaml.
+ */
+export async function createApp(config: Config, logger: Logger, services: Services): Promise<QuarryApp> {
+  const api = await createApiBackend(services);
+  // Behind a trusted proxy, the client is the address that proxy appended: the last X-Forwarded-For entry.
+  // Earlier entries are whatever the client sent, so they are never believed.
+  const koa = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
+  const contractViolations: ContractViolation[] = [];
+  koa.use(requestId());
+  koa.use(usageLog(logger, services.usage, services.clock));
+  if (config.validateResponses) koa.use(responseValidator(api, contractViolations));
+  koa.use(errorTranslator(logger));
+  koa.use(jsonBody(config.bodyLimit));
+  koa.use(dispatch(api, services));
+  koa.on('error', (error) => logger.debug({ err: error }, 'koa error event'));
+  return { koa, api, contractViolations };
+}

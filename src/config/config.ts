@@ -1,0 +1,159 @@
+import { isAbsolute, resolve } from 'node:path';
+import { loadOrCreateSecrets } from './secrets.js';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export interface Config {
+  port: number;
+  host: string;
+  env: 'development' | 'test' | 'production';
+  dataDir: string;
+  databaseUrl: string;
+  storeKind: StoreKind;
+  redisUrl: string | null;
+  jwt: { secret: string; issuer: string; audience: string; accessTtl: number; refreshTtl: number; sessionMaxAge: number };
+  apiKeyPepper: string;
+  credentialsKey: Buffer;
+  adminEmails: string[];
+  bodyLimit: number;
+  logLevel: string;
+  trustProxy: boolean;
+  upgradeUrl: string;
+  sqliteDataDir: string;
+  dbHostAllowlist: string[];
+  dbAllowPrivateHosts: boolean;
+  rateLimitEnabled: boolean;
+  searchTimeoutMs: number;
+  /** Lifetime of cached search pages; 0 turns the result cache off. */
+  searchCacheTtlMs: number;
+  usageFlushMs: number;
+  analyticsRetentionDays: number;
+  validateResponses: boolean;
+  /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
+  embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
+}
+
+/** Thrown with every problem found, so one start tells the operator everything to fix. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and validates the environment; a bad value stops the start with a clear message. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = read(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false, got "${raw}".`);
+    return fallback;
+  };
+  const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (!allowed.includes(raw as T)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')}, got "${raw}".`);
+      return fallback;
+    }
+    return raw as T;
+  };
+  const list = (name: string): string[] =>
+    (read(name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+
+  const nodeEnv = oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const);
+  const dataDir = resolve(read('DATA_DIR') ?? './data');
+  const databaseUrl = read('DATABASE_URL') ?? `sqlite:${resolve(dataDir, 'quarry.sqlite')}`;
+  let storeKind: StoreKind = 'sqlite';
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) storeKind = 'postgres';
+  else if (!databaseUrl.startsWith('sqlite:')) {
+    problems.push(`DATABASE_URL must start with sqlite: or postgres://, got "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}".`);
+  }
+  const redisUrl = read('REDIS_URL') ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must start with redis:// or rediss://.');
+  const upgradeUrl = read('UPGRADE_URL') ?? 'https://quarry.example.com/pricing';
+  if (!/^https?:\/\/\S+$/.test(upgradeUrl)) problems.push(`UPGRADE_URL must be an http(s) URL, got "${upgradeUrl}".`);
+  const sqliteDir = read('SQLITE_DATA_DIR');
+  const embeddings = {
+    provider: oneOf('EMBEDDINGS_PROVIDER', 'local', ['local', 'remote'] as const),
+    url: read('EMBEDDINGS_URL') ?? null,
+    model: read('EMBEDDINGS_MODEL') ?? null,
+    apiKey: read('EMBEDDINGS_API_KEY') ?? null,
+  };
+  if (embeddings.url !== null && !/^https?:\/\/\S+$/.test(embeddings.url)) problems.push(`EMBEDDINGS_URL must be an http(s) URL, got "${embeddings.url}".`);
+  if (embeddings.provider === 'remote' && (embeddings.url === null || embeddings.model === null)) {
+    problems.push('EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL.');
+  }
+
+  const config = {
+    port: int('PORT', 3000, 0, 65535),
+    host: read('HOST') ?? '127.0.0.1',
+    env: nodeEnv,
+    dataDir,
+    databaseUrl,
+    storeKind,
+    redisUrl,
+    jwt: {
+      secret: '',
+      issuer: read('JWT_ISSUER') ?? 'quarry',
+      audience: read('JWT_AUDIENCE') ?? 'quarry-api',
+      accessTtl: int('JWT_ACCESS_TTL', 3600, 60, 86_400),
+      refreshTtl: int('JWT_REFRESH_TTL', 604_800, 300, 31_536_000),
+      sessionMaxAge: int('JWT_SESSION_MAX_AGE', 2_592_000, 300, 31_536_000),
+    },
+    apiKeyPepper: '',
+    credentialsKey: Buffer.alloc(0),
+    adminEmails: list('ADMIN_EMAILS').map((email) => email.toLowerCase()),
+    bodyLimit: int('BODY_LIMIT', 1_048_576, 1024, 104_857_600),
+    logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    trustProxy: bool('TRUST_PROXY', false),
+    upgradeUrl,
+    sqliteDataDir: sqliteDir ? (isAbsolute(sqliteDir) ? sqliteDir : resolve(sqliteDir)) : resolve(dataDir, 'sqlite'),
+    dbHostAllowlist: list('DB_HOST_ALLOWLIST'),
+    dbAllowPrivateHosts: bool('DB_ALLOW_PRIVATE_HOSTS', nodeEnv !== 'production'),
+    rateLimitEnabled: bool('RATE_LIMIT_ENABLED', true),
+    searchTimeoutMs: int('SEARCH_TIMEOUT_MS', 5000, 100, 60_000),
+    searchCacheTtlMs: int('SEARCH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    usageFlushMs: int('USAGE_FLUSH_MS', 1000, 50, 60_000),
+    analyticsRetentionDays: int('ANALYTICS_RETENTION_DAYS', 395, 1, 3650),
+    validateResponses: bool('VALIDATE_RESPONSES', false),
+    embeddings,
+  };
+
+  const jwtSecret = read('JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters.');
+  const pepper = read('API_KEY_PEPPER');
+  if (pepper !== undefined && pepper.length < 32) problems.push('API_KEY_PEPPER must be at least 32 characters.');
+  const credentialsKey = read('CREDENTIALS_KEY');
+  if (credentialsKey !== undefined && Buffer.from(credentialsKey, 'base64').length !== 32) {
+    problems.push('CREDENTIALS_KEY must be the base64 encoding of exactly 32 bytes (e.g. `openssl rand -base64 32`).');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  // Only generate (and persist) what the operator did not set, so the embedded default survives restarts.
+  const needsGenerated = !jwtSecret || !pepper || !credentialsKey;
+  const generated = needsGenerated ? loadOrCreateSecrets(dataDir) : null;
+  config.jwt.secret = jwtSecret ?? generated!.jwtSecret;
+  config.apiKeyPepper = pepper ?? generated!.apiKeyPepper;
+  config.credentialsKey = Buffer.from(credentialsKey ?? generated!.credentialsKey, 'base64');
+  return config;
+}

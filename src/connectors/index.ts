@@ -1,0 +1,44 @@
+/** The connection layer's public surface (issue 5). Services import from here, never from the engine files. */
+export type {
+  ConnectionSettings,
+  Engine,
+  PooledExecutor,
+  PoolOptions,
+  PoolStats,
+  QueryOptions,
+  SqlExecutor,
+  TableSchema,
+} from './types.js';
+export { DEFAULT_POOL_OPTIONS } from './types.js';
+export {
+  ConnectorError,
+  CONNECTOR_ERROR_CODES,
+  isConnectorError,
+  isPolicyError,
+  toConnectorError,
+  type ConnectorErrorCode,
+  type ConnectorErrorDetails,
+} from './errors.js';
+export {
+  classifyAddress,
+  parseAllowlist,
+  resolveAllowedHost,
+  type AddressClass,
+  type HostPolicy,
+  type LookupAll,
+  type ResolvedHost,
+} from './host-policy.js';
+export { resolveSqlitePath } from './sqlite-path.js';
+export { assertReadOnlySql } from './read-only-guard.js';
+export { createExecutor, DEFAULT_PORTS, DIALECTS, type ExecutorOptions } from './executor.js';
+export { describeServerVersion, testConnection, testExecutor, type ConnectionTestResult } from './connection-test.js';
+export {
+  AllowList,
+  DEFAULT_DISCOVERY_TIMEOUT_MS,
+  discoverSchema,
+  type DiscoveredSchema,
+  type DiscoveryOptions,
+  type FullTextIndexInfo,
+  type FullTextKind,
+} from './schema-discovery.js';
+export { PoolManager, type PoolManagerOptions } from './pool-manager.js';

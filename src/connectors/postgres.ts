@@ -1,0 +1,123 @@
+/**
+ * PostgreSQL executor over a bounded pg Pool. Each query runs in its own `BEGIN READ ONLY` transaction with
+ * `SET LOCAL statement_timeout`, through the extended protocol (which refuses a second statement).
+ */
+import pg from 'pg';
+import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
+import { poolClosedError, toConnectorError } from './errors.js';
+import type { ResolvedHost } from './host-policy.js';
+import { assertReadOnlySql } from './read-only-guard.js';
+import type { ConnectionSettings, PooledExecutor, PoolOptions, PoolStats, QueryOptions } from './types.js';
+
+// pg implements `queryMode` (force the extended protocol even without parameters); @types/pg does not list it.
+interface ExtendedQueryConfig extends pg.QueryConfig {
+  queryMode: 'extended';
+}
+
+export function quotePostgresIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+function timeoutSetting(timeoutMs: number): number {
+  return Math.max(1, Math.ceil(timeoutMs));
+}
+
+/** Opens no connection until the first query. `target` is the address the host policy checked. */
+export function createPostgresExecutor(
+  settings: ConnectionSettings,
+  target: ResolvedHost,
+  options: PoolOptions,
+): PooledExecutor {
+  const pool = new pg.Pool({
+    host: target.address,
+    port: target.port,
+    database: settings.database,
+    user: settings.username ?? undefined,
+    // A function, so pg never falls back to PGPASSWORD or ~/.pgpass of Quarry's own environment.
+    password: () => settings.password ?? '',
+    ssl: settings.ssl
+      ? { rejectUnauthorized: true, ...(target.servername ? { servername: target.servername } : {}) }
+      : false,
+    max: options.max,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    allowExitOnIdle: true,
+    application_name: 'quarry',
+    // No session-level settings (`options`, startup parameters): PgBouncer in transaction mode rejects them and
+    // would share them between clients. Every query gets its own read-only transaction instead.
+  });
+  // An idle connection that dies (server restart) is dropped by the pool; without a listener it would crash us.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  let closed = false;
+
+  async function run<Row>(
+    client: pg.PoolClient,
+    sql: string,
+    params: unknown[],
+    timeoutMs: number,
+    state: { healthy: boolean },
+  ): Promise<Row[]> {
+    await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${timeoutSetting(timeoutMs)}`);
+    try {
+      const config: ExtendedQueryConfig = { text: sql, values: params, queryMode: 'extended' };
+      const result = await client.query(config);
+      await client.query('COMMIT');
+      return result.rows as Row[];
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        state.healthy = false;
+      });
+      throw err;
+    }
+  }
+
+  return {
+    engine: 'postgres',
+    quoteIdent: quotePostgresIdent,
+    placeholder: (n) => `$${n}`,
+
+    async query<Row = Record<string, unknown>>(sql: string, params: unknown[], { timeoutMs }: QueryOptions): Promise<Row[]> {
+      assertReadOnlySql(sql, 'postgres');
+      if (closed) throw poolClosedError('postgres');
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw toConnectorError(err, { engine: 'postgres', timeoutMs: options.connectTimeoutMs });
+      }
+      const state = { healthy: true, released: false };
+      const release = () => {
+        if (state.released) return;
+        state.released = true;
+        client.release(state.healthy ? undefined : true);
+      };
+      try {
+        return await withDeadline(run<Row>(client, sql, params, timeoutMs, state), timeoutMs + CLIENT_GRACE_MS, () => {
+          state.healthy = false;
+          release();
+        });
+      } catch (err) {
+        throw toConnectorError(err, { engine: 'postgres', timeoutMs });
+      } finally {
+        release();
+      }
+    },
+
+    stats(): PoolStats {
+      return {
+        open: !closed,
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        max: options.max,
+      };
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}

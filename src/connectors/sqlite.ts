@@ -1,0 +1,97 @@
+/**
+ * SQLite executor: a few handles on one file, each opened with OPEN_READONLY (no OPEN_CREATE, no OPEN_URI) and
+ * `PRAGMA query_only`, so neither the file nor a temp table can be written. A statement that runs past its limit
+ * is stopped with sqlite3_interrupt (db.interrupt()); each handle has its own, so one slow query never interrupts
+ * another.
+ */
+import sqlite3 from 'sqlite3';
+import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
+import { poolClosedError, timeoutError, toConnectorError } from './errors.js';
+import { assertReadOnlySql } from './read-only-guard.js';
+import { PoolClosedError, ResourcePool } from './resource-pool.js';
+import type { ConnectionSettings, PooledExecutor, PoolOptions, QueryOptions } from './types.js';
+
+export function quoteSqliteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+function openReadOnly(file: string): Promise<sqlite3.Database> {
+  return new Promise((resolve, reject) => {
+    const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(db)));
+  });
+}
+
+function exec(db: sqlite3.Database, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+}
+
+function all<Row>(db: sqlite3.Database, sql: string, params: unknown[]): Promise<Row[]> {
+  return new Promise((resolve, reject) => {
+    db.all(sql, params, (err: Error | null, rows: unknown[]) => (err ? reject(err) : resolve(rows as Row[])));
+  });
+}
+
+function closeHandle(db: sqlite3.Database): Promise<void> {
+  return new Promise((resolve) => db.close(() => resolve()));
+}
+
+/** `settings.database` is the absolute path already checked by resolveSqlitePath. */
+export function createSqliteExecutor(settings: ConnectionSettings, options: PoolOptions): PooledExecutor {
+  const handles = new ResourcePool<sqlite3.Database>({
+    max: options.max,
+    acquireTimeoutMs: options.connectTimeoutMs,
+    async create() {
+      const db = await openReadOnly(settings.database);
+      try {
+        await exec(db, 'PRAGMA query_only = ON');
+        db.configure('busyTimeout', Math.min(1000, options.connectTimeoutMs));
+        return db;
+      } catch (err) {
+        await closeHandle(db);
+        throw err;
+      }
+    },
+    destroy: closeHandle,
+  });
+
+  async function acquire(): Promise<sqlite3.Database> {
+    try {
+      return await handles.acquire();
+    } catch (err) {
+      if (err instanceof PoolClosedError) throw poolClosedError('sqlite');
+      throw toConnectorError(err, { engine: 'sqlite', timeoutMs: options.connectTimeoutMs });
+    }
+  }
+
+  return {
+    engine: 'sqlite',
+    quoteIdent: quoteSqliteIdent,
+    placeholder: () => '?',
+
+    async query<Row = Record<string, unknown>>(sql: string, params: unknown[], { timeoutMs }: QueryOptions): Promise<Row[]> {
+      assertReadOnlySql(sql, 'sqlite');
+      const db = await acquire();
+      let interrupted = false;
+      let broken = false;
+      const timer = setTimeout(() => {
+        interrupted = true;
+        db.interrupt();
+      }, timeoutMs);
+      timer.unref();
+      try {
+        return await withDeadline(all<Row>(db, sql, params), timeoutMs + CLIENT_GRACE_MS, () => {
+          broken = true;
+        });
+      } catch (err) {
+        if (interrupted) throw timeoutError({ engine: 'sqlite', timeoutMs }, err);
+        throw toConnectorError(err, { engine: 'sqlite', timeoutMs });
+      } finally {
+        clearTimeout(timer);
+        handles.release(db, broken);
+      }
+    },
+
+    stats: () => handles.stats(),
+    close: () => handles.close(),
+  };
+}

@@ -1,0 +1,63 @@
+/** Databases tag. */
+import type { Context } from 'openapi-backend';
+import { userOf } from '../api/callers.js';
+import { reply, type BodyOf, type HandlerEnv, type PathOf, type QueryOf, type Reply } from '../api/types.js';
+
+export async function createDatabase(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  return reply('createDatabase', 201, await services.databases.create(userOf(c), c.request.requestBody as BodyOf<'createDatabase'>));
+}
+
+export async function listDatabases(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { environment } = c.request.query as QueryOf<'listDatabases'>;
+  return reply('listDatabases', 200, await services.databases.list(userOf(c), environment));
+}
+
+export async function getDatabase(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'getDatabase'>;
+  return reply('getDatabase', 200, await services.databases.get(userOf(c), databaseId));
+}
+
+export async function updateDatabase(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'updateDatabase'>;
+  return reply('updateDatabase', 200, await services.databases.update(userOf(c), databaseId, c.request.requestBody as BodyOf<'updateDatabase'>));
+}
+
+export async function deleteDatabase(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'deleteDatabase'>;
+  return reply('deleteDatabase', 200, await services.databases.remove(userOf(c), databaseId));
+}
+
+export async function testDatabaseConnection(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'testDatabaseConnection'>;
+  return reply('testDatabaseConnection', 200, await services.databases.test(userOf(c), databaseId));
+}
+
+export async function getDatabaseSchema(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'getDatabaseSchema'>;
+  const { refresh } = c.request.query as QueryOf<'getDatabaseSchema'>;
+  return reply('getDatabaseSchema', 200, await services.databases.schema(userOf(c), databaseId, refresh ?? false));
+}
+
+export async function getDatabaseStatus(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'getDatabaseStatus'>;
+  return reply('getDatabaseStatus', 200, await services.databases.status(userOf(c), databaseId));
+}
+
+export async function startSemanticIndex(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'startSemanticIndex'>;
+  const { table } = c.request.requestBody as BodyOf<'startSemanticIndex'>;
+  const { created, job } = await services.semantic.index.start(userOf(c), databaseId, table);
+  return created ? reply('startSemanticIndex', 202, job) : reply('startSemanticIndex', 200, job);
+}
+
+export async function getSemanticIndexStatus(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'getSemanticIndexStatus'>;
+  const { table } = c.request.query as QueryOf<'getSemanticIndexStatus'>;
+  return reply('getSemanticIndexStatus', 200, await services.semantic.index.status(userOf(c), databaseId, table));
+}
+
+export async function cancelSemanticIndex(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { databaseId } = c.request.params as PathOf<'cancelSemanticIndex'>;
+  const { table } = c.request.query as QueryOf<'cancelSemanticIndex'>;
+  return reply('cancelSemanticIndex', 200, await services.semantic.index.cancel(userOf(c), databaseId, table));
+}

@@ -1,0 +1,17 @@
+/** Management tag. */
+import type { Context } from 'openapi-backend';
+import { optionalKeyOf, userOf } from '../api/callers.js';
+import { reply, type BodyOf, type HandlerEnv, type Reply } from '../api/types.js';
+
+export async function setupInitialKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const body = (c.request.requestBody ?? {}) as NonNullable<BodyOf<'setupInitialKey'>>;
+  return reply('setupInitialKey', 201, await services.apiKeys.setupInitialKey(userOf(c), body.name?.trim() || undefined));
+}
+
+export async function getManagementHealth(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  return reply('getManagementHealth', 200, await services.health.report(optionalKeyOf(c)));
+}
+
+export async function getMigrationStatus(_c: Context, { services }: HandlerEnv): Promise<Reply> {
+  return reply('getMigrationStatus', 200, await services.migrations.status());
+}

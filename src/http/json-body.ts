@@ -1,0 +1,37 @@
+import bodyParser from 'koa-bodyparser';
+import type { Middleware } from 'koa';
+import { AppError } from '../errors/app-error.js';
+
+/**
+ * Accepts JSON bodies only: a body of another type is 415, malformed JSON and oversized bodies are thrown
+ * to the error translator. Body-less POSTs (logout, regenerate) pass.
+ */
+export function jsonBody(limitBytes: number): Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${limitBytes}b`,
+    strict: true,
+    // Turns co-body's errors into ours where they happen, instead of guessing from their shape later.
+    onerror: (error: Error & { type?: string; status?: number }) => {
+      if (error.type === 'entity.too.large' || error.status === 413) {
+        throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limit: limitBytes });
+      }
+      if (error.status === 415 || error.type === 'encoding.unsupported') {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.');
+      }
+      throw new AppError('INVALID_JSON', error instanceof SyntaxError && /only supports object and array/.test(error.message)
+        ? 'The request body must be a JSON object.'
+        : 'The request body is not valid JSON.');
+    },
+  });
+  return async (ctx, next) => {
+    const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+    if (hasBody && !ctx.is('application/json')) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: ctx.get('Content-Type') || null });
+    }
+    if (Number(ctx.get('Content-Length') || 0) > limitBytes) {
+      throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limit: limitBytes });
+    }
+    await parse(ctx, next);
+  };
+}

@@ -1,0 +1,33 @@
+import type { Middleware } from 'koa';
+import type { RequestState } from '../api/types.js';
+import type { Logger } from '../lib/logger.js';
+import type { UsageRecorder } from '../services/usage-recorder.js';
+
+/** Access log line for every request, and a usage record for every API-key request (batched, see UsageRecorder). */
+export function usageLog(logger: Logger, recorder: UsageRecorder, now: () => number): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    const state = ctx.state as RequestState;
+    state.responseHeaders = {};
+    state.onDone = [];
+    try {
+      await next();
+    } finally {
+      const durationMs = Math.round(performance.now() - started);
+      for (const done of state.onDone) done();
+      logger.info({ requestId: state.requestId, method: ctx.method, path: ctx.path, operationId: state.operationId, status: ctx.status, durationMs }, 'request');
+      if (state.keyCaller) {
+        recorder.record({
+          keyId: state.keyCaller.key.id,
+          userId: state.keyCaller.user.id,
+          endpoint: state.endpoint ?? `${ctx.method} ${ctx.path}`,
+          status: ctx.status,
+          durationMs,
+          rateLimited: state.rateLimited ?? false,
+          counted: !state.rateLimitExempt,
+          createdAt: new Date(now()),
+        });
+      }
+    }
+  };
+}

@@ -1,0 +1,68 @@
+import { Redis } from 'ioredis';
+
+/**
+ * Tells every Quarry process that something cached must be dropped (a revoked key, a changed connection).
+ * In memory it reaches this process only, which is all there is without Redis; with Redis it is pub/sub, so
+ * several processes behind a load balancer drop the same entries within a round trip.
+ */
+export interface InvalidationBus {
+  publish(topic: string, id: string): void;
+  subscribe(topic: string, handler: (id: string) => void): void;
+  close(): Promise<void>;
+}
+
+export class MemoryBus implements InvalidationBus {
+  private readonly handlers = new Map<string, Array<(id: string) => void>>();
+
+  publish(topic: string, id: string): void {
+    for (const handler of this.handlers.get(topic) ?? []) handler(id);
+  }
+
+  subscribe(topic: string, handler: (id: string) => void): void {
+    this.handlers.set(topic, [...(this.handlers.get(topic) ?? []), handler]);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Redis pub/sub; the local handlers also run at once, so this process never waits for its own message. */
+export class RedisBus implements InvalidationBus {
+  private readonly local = new MemoryBus();
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+  private readonly channelPrefix = 'quarry:invalidate:';
+
+  constructor(url: string, private readonly onError: (error: Error) => void) {
+    const options = { maxRetriesPerRequest: 0, connectTimeout: 1000, enableOfflineQueue: false, lazyConnect: false };
+    this.publisher = new Redis(url, options);
+    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
+    // One report per outage: ioredis retries in the background and would otherwise log every attempt.
+    let reported = false;
+    for (const client of [this.publisher, this.subscriber]) {
+      client.on('error', (error) => {
+        if (!reported) this.onError(error);
+        reported = true;
+      });
+      client.on('ready', () => (reported = false));
+    }
+    this.subscriber.on('message', (channel: string, message: string) => {
+      // Messages this process sent were already handled locally; handling them twice is harmless.
+      if (channel.startsWith(this.channelPrefix)) this.local.publish(channel.slice(this.channelPrefix.length), message);
+    });
+  }
+
+  publish(topic: string, id: string): void {
+    this.local.publish(topic, id);
+    this.publisher.publish(this.channelPrefix + topic, id).catch((error: Error) => this.onError(error));
+  }
+
+  subscribe(topic: string, handler: (id: string) => void): void {
+    this.local.subscribe(topic, handler);
+    this.subscriber.subscribe(this.channelPrefix + topic).catch((error: Error) => this.onError(error));
+  }
+
+  async close(): Promise<void> {
+    this.publisher.disconnect();
+    this.subscriber.disconnect();
+  }
+}

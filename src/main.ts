@@ -1,0 +1,40 @@
+import { ConfigError, loadConfig } from './config/config.js';
+import { createLogger } from './lib/logger.js';
+import { startServer } from './server.js';
+
+/** `npm start`: validate the configuration, start, and stop gracefully on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, logger);
+  logger.info({ url: server.url, store: config.storeKind, redis: config.redisUrl ? 'on' : 'off' }, `Quarry listening on ${server.url}`);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    server.stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((error) => {
+  console.error(`Quarry failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+import type { components } from '../../generated/openapi.js';
+
+type Permission = components['schemas']['Permission'];
+type Tier = components['schemas']['RateLimitTier'];
+type Environment = components['schemas']['Environment'];
+
+export class ApiKeyModel extends Model<InferAttributes<ApiKeyModel>, InferCreationAttributes<ApiKeyModel>> {
+  declare id: string;
+  declare userId: string;
+  declare name: string;
+  /** Non-secret lookup id, the 8 characters after `quarry_sk_<env>_`. */
+  declare publicId: string;
+  /** HMAC-SHA-256 (server pepper) of the whole secret, hex. The secret itself is never stored. */
+  declare secretHash: string;
+  declare environment: Environment;
+  declare permissions: Permission[];
+  declare tier: Tier;
+  declare customLimits: Record<string, number> | null;
+  /** The owner's id on the key made by management setup (unique), null on every other key. */
+  declare initialForUser: CreationOptional<string | null>;
+  declare expiresAt: Date | null;
+  declare revokedAt: CreationOptional<Date | null>;
+  declare replacedById: CreationOptional<string | null>;
+  declare lastUsedAt: CreationOptional<Date | null>;
+  declare usageCount: CreationOptional<number>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static setup(sequelize: Sequelize): void {
+    ApiKeyModel.init(
+      {
+        id: { type: DataTypes.STRING(40), primaryKey: true },
+        userId: { type: DataTypes.STRING(40), allowNull: false },
+        name: { type: DataTypes.STRING(100), allowNull: false },
+        publicId: { type: DataTypes.STRING(16), allowNull: false, unique: true },
+        secretHash: { type: DataTypes.STRING(64), allowNull: false },
+        environment: { type: DataTypes.STRING(8), allowNull: false },
+        permissions: { type: DataTypes.JSON, allowNull: false },
+        tier: { type: DataTypes.STRING(16), allowNull: false },
+        customLimits: { type: DataTypes.JSON, allowNull: true },
+        initialForUser: { type: DataTypes.STRING(40), allowNull: true, unique: true },
+        expiresAt: { type: DataTypes.DATE, allowNull: true },
+        revokedAt: { type: DataTypes.DATE, allowNull: true },
+        replacedById: { type: DataTypes.STRING(40), allowNull: true },
+        lastUsedAt: { type: DataTypes.DATE, allowNull: true },
+        usageCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        createdAt: DataTypes.DATE,
+        updatedAt: DataTypes.DATE,
+      },
+      { sequelize, tableName: 'api_keys', underscored: true },
+    );
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Rate-limit state in a Map: exact for one process, the default when REDIS_URL is unset and the fallback while
+ * Redis is down. Memory stays bounded: a subject's log never holds more than its limit, and a sweep (at most once
+ * per `sweepIntervalMs` of the injected clock) deletes subjects whose requests, block and leases have all expired.
+ */
+import { toDecision, type RateLimitDecision } from './decision.js';
+import type { RateLimitRule } from './rules.js';
+import { evaluate } from './sliding-window.js';
+import type { RateLimitStore, StoreStatus } from './store.js';
+import { TimestampLog } from './timestamp-log.js';
+
+interface SubjectState {
+  log: TimestampLog;
+  blockedUntilMs: number;
+  /** When nothing about this subject matters any more (newest request + window, or block end). */
+  expiresAtMs: number;
+}
+
+export interface MemoryStoreOptions {
+  sweepIntervalMs?: number;
+}
+
+export class MemoryStore implements RateLimitStore {
+  private readonly subjects = new Map<string, SubjectState>();
+  private readonly leases = new Map<string, Map<string, number>>();
+  private readonly sweepIntervalMs: number;
+  private lastSweepMs = -Infinity;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+  }
+
+  async consume(subject: string, rule: RateLimitRule, timeMs: number): Promise<RateLimitDecision> {
+    const nowMs = Math.floor(timeMs); // whole milliseconds, as in Redis
+    this.sweepIfDue(nowMs);
+    const state = this.subjects.get(subject) ?? { log: new TimestampLog(), blockedUntilMs: 0, expiresAtMs: 0 };
+    const windowMs = rule.windowSeconds * 1000;
+    state.log.dropUpTo(nowMs - windowMs);
+    const result = evaluate(state.log, state.blockedUntilMs, rule, nowMs);
+    if (result.record) state.log.add(nowMs);
+    if (result.startBlock) state.blockedUntilMs = result.blockedUntilMs!;
+    state.expiresAtMs = Math.max((state.log.newest() ?? -Infinity) + windowMs, state.blockedUntilMs);
+    if (state.expiresAtMs > nowMs) this.subjects.set(subject, state);
+    return toDecision(result, rule, nowMs);
+  }
+
+  async peek(subject: string, rule: RateLimitRule, timeMs: number): Promise<RateLimitDecision> {
+    const nowMs = Math.floor(timeMs);
+    const state = this.subjects.get(subject);
+    const result = evaluate(state?.log ?? new TimestampLog(), state?.blockedUntilMs ?? 0, rule, nowMs, true);
+    return toDecision(result, rule, nowMs);
+  }
+
+  async acquireConcurrency(
+    subject: string, max: number, leaseId: string, nowMs: number, leaseTtlMs: number,
+  ): Promise<boolean> {
+    this.sweepIfDue(nowMs);
+    const held = this.leases.get(subject) ?? new Map<string, number>();
+    for (const [id, expiresAtMs] of held) if (expiresAtMs <= nowMs) held.delete(id);
+    if (!held.has(leaseId) && held.size >= max) return false;
+    held.set(leaseId, nowMs + leaseTtlMs);
+    this.leases.set(subject, held);
+    return true;
+  }
+
+  async releaseConcurrency(subject: string, leaseId: string): Promise<void> {
+    const held = this.leases.get(subject);
+    if (!held) return;
+    held.delete(leaseId);
+    if (held.size === 0) this.leases.delete(subject);
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  status(): StoreStatus {
+    return { mode: 'memory', redisUp: false, lastError: null };
+  }
+
+  async close(): Promise<void> {
+    this.subjects.clear();
+    this.leases.clear();
+  }
+
+  /** How many subjects and lease sets are held: lets tests prove memory stays bounded. */
+  size(): { subjects: number; leaseSubjects: number } {
+    return { subjects: this.subjects.size, leaseSubjects: this.leases.size };
+  }
+
+  /** Deletes everything that has expired by `nowMs`; runs by itself every `sweepIntervalMs`. */
+  sweep(nowMs: number): void {
+    this.lastSweepMs = nowMs;
+    for (const [subject, state] of this.subjects) if (state.expiresAtMs <= nowMs) this.subjects.delete(subject);
+    for (const [subject, held] of this.leases) {
+      for (const [id, expiresAtMs] of held) if (expiresAtMs <= nowMs) held.delete(id);
+      if (held.size === 0) this.leases.delete(subject);
+    }
+  }
+
+  private sweepIfDue(nowMs: number): void {
+    if (nowMs - this.lastSweepMs >= this.sweepIntervalMs) this.sweep(nowMs);
+  }
+}

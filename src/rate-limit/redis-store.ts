@@ -1,0 +1,142 @@
+/**
+ * Rate-limit state in Redis, shared by every Quarry process that points at the same server. Each decision is one
+ * script call (ioredis `defineCommand`: EVALSHA, falling back to EVAL once per connection), so it is atomic.
+ * Every key carries a TTL so Redis holds only what is still inside a window, block or lease.
+ *
+ * This store rejects on Redis errors; the service uses it only through ResilientStore.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { toDecision, type RateLimitDecision, type RefusalReason } from './decision.js';
+import { ACQUIRE_LUA, CONSUME_LUA } from './redis-scripts.js';
+import type { RateLimitRule } from './rules.js';
+import type { RateLimitStore, StoreStatus } from './store.js';
+
+export const DEFAULT_PREFIX = 'quarry:rl:';
+
+export interface RedisStoreOptions {
+  /** Used when `client` is not given; the store then owns (and closes) its connection. */
+  url?: string;
+  /** An existing connection; the caller keeps ownership. */
+  client?: Redis;
+  prefix?: string;
+  /** Per-command timeout; short, because a limiter that waits on Redis delays every request. */
+  commandTimeoutMs?: number;
+}
+
+type ScriptArg = string | number;
+interface ScriptedRedis extends Redis {
+  quarryRateLimitConsume(logKey: string, blockKey: string, ...args: ScriptArg[]): Promise<number[]>;
+  quarryRateLimitAcquire(leasesKey: string, ...args: ScriptArg[]): Promise<number>;
+}
+
+const REASONS: readonly (RefusalReason | null)[] = [null, 'hourly', 'burst', 'blocked'];
+
+export class RedisStore implements RateLimitStore {
+  readonly prefix: string;
+  private readonly client: ScriptedRedis;
+  private readonly ownsClient: boolean;
+  /** Makes sorted-set members unique across processes admitting in the same millisecond. */
+  private readonly token = randomBytes(6).toString('base64url');
+  private sequence = 0;
+  private lastError: string | null = null;
+
+  constructor(options: RedisStoreOptions) {
+    this.prefix = options.prefix ?? DEFAULT_PREFIX;
+    this.ownsClient = !options.client;
+    const client = options.client ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', {
+      commandTimeout: options.commandTimeoutMs ?? 250,
+      // Fail fast while disconnected instead of queueing requests behind a reconnect.
+      maxRetriesPerRequest: 0,
+      // A consume that may already have run must not be sent twice after a reconnect.
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: 1_000,
+      retryStrategy: (times: number) => Math.min(times * 100, 1_000),
+    });
+    // Without a listener ioredis prints every reconnect failure; the resilient store reports outages instead.
+    client.on('error', (err: Error) => {
+      this.lastError = err.message;
+    });
+    client.defineCommand('quarryRateLimitConsume', { numberOfKeys: 2, lua: CONSUME_LUA });
+    client.defineCommand('quarryRateLimitAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
+    this.client = client as ScriptedRedis;
+  }
+
+  consume(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+    return this.decide(subject, rule, nowMs, false);
+  }
+
+  peek(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+    return this.decide(subject, rule, nowMs, true);
+  }
+
+  async acquireConcurrency(
+    subject: string, max: number, leaseId: string, nowMs: number, leaseTtlMs: number,
+  ): Promise<boolean> {
+    const leases = this.key(subject, 'leases');
+    const held = await this.client.quarryRateLimitAcquire(leases, nowMs, max, leaseId, nowMs + leaseTtlMs);
+    return held === 1;
+  }
+
+  async releaseConcurrency(subject: string, leaseId: string): Promise<void> {
+    await this.client.zrem(this.key(subject, 'leases'), leaseId);
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.client.ping()) === 'PONG';
+  }
+
+  status(): StoreStatus {
+    return { mode: 'redis', redisUp: this.client.status === 'ready', lastError: this.lastError };
+  }
+
+  async close(): Promise<void> {
+    if (!this.ownsClient) return;
+    // QUIT would wait in the offline queue of a connection that is down; just drop it then.
+    if (this.client.status !== 'ready') return this.client.disconnect();
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  /** `{subject}` is a hash tag: a subject's keys stay in one slot, so the script also works on a Redis Cluster. */
+  key(subject: string, kind: 'log' | 'block' | 'leases'): string {
+    return `${this.prefix}{${subject}}:${kind}`;
+  }
+
+  private async decide(
+    subject: string, rule: RateLimitRule, nowMs: number, dryRun: boolean,
+  ): Promise<RateLimitDecision> {
+    const now = Math.floor(nowMs);
+    const windowMs = rule.windowSeconds * 1000;
+    const burstMs = rule.burstWindowSeconds * 1000;
+    const reply = await this.client.quarryRateLimitConsume(
+      this.key(subject, 'log'),
+      this.key(subject, 'block'),
+      now,
+      String(now - windowMs),
+      String(now - burstMs),
+      windowMs,
+      burstMs,
+      rule.limit,
+      rule.burstLimit,
+      rule.blockSeconds * 1000,
+      `${now}:${this.token}:${++this.sequence}`,
+      dryRun ? '1' : '0',
+    );
+    const [allowed, reason, used, oldest, blockedUntil, retryAt] = reply.map(Number) as [
+      number, number, number, number, number, number,
+    ];
+    const outcome = {
+      allowed: allowed === 1,
+      reason: REASONS[reason] ?? null,
+      used,
+      oldestMs: oldest < 0 ? null : oldest,
+      blockedUntilMs: blockedUntil > 0 ? blockedUntil : null,
+      retryAtMs: retryAt > 0 ? retryAt : null,
+    };
+    return toDecision(outcome, rule, now);
+  }
+}

@@ -1,0 +1,53 @@
+import type { InferAttributes } from 'sequelize';
+import { DatabaseConnectionModel } from '../models/index.js';
+
+export type DatabaseConnectionRecord = InferAttributes<DatabaseConnectionModel>;
+export type NewDatabaseConnection = Omit<DatabaseConnectionRecord, 'createdAt' | 'updatedAt' | 'schemaCache' | 'schemaDiscoveredAt'>;
+export type DatabaseConnectionChanges = Partial<Omit<DatabaseConnectionRecord, 'id' | 'userId' | 'engine' | 'createdAt' | 'updatedAt'>>;
+
+const plain = (model: DatabaseConnectionModel | null): DatabaseConnectionRecord | null => (model ? model.get({ plain: true }) : null);
+
+export const databaseConnectionRepository = {
+  async create(record: NewDatabaseConnection): Promise<DatabaseConnectionRecord> {
+    return plain(await DatabaseConnectionModel.create(record))!;
+  },
+
+  /** Only the owner's connection: another user's id answers null, exactly like an unknown id. */
+  async findOwned(userId: string, id: string): Promise<DatabaseConnectionRecord | null> {
+    // Ids never hold NUL, and a NUL breaks the store's query (SQLite cuts the SQL text, PostgreSQL refuses 0x00).
+    if (id.includes('\0')) return null;
+    return plain(await DatabaseConnectionModel.findOne({ where: { id, userId } }));
+  },
+
+  async findById(id: string): Promise<DatabaseConnectionRecord | null> {
+    return plain(await DatabaseConnectionModel.findByPk(id));
+  },
+
+  async listOwned(userId: string, environment?: 'live' | 'test'): Promise<DatabaseConnectionRecord[]> {
+    const rows = await DatabaseConnectionModel.findAll({
+      where: { userId, ...(environment && { environment }) },
+      order: [['createdAt', 'DESC'], ['id', 'ASC']],
+    });
+    return rows.map((row) => row.get({ plain: true }));
+  },
+
+  async countOwned(userId: string): Promise<number> {
+    return DatabaseConnectionModel.count({ where: { userId } });
+  },
+
+  async listIdsForUser(userId: string): Promise<string[]> {
+    const rows = await DatabaseConnectionModel.findAll({ where: { userId }, attributes: ['id'], order: [['createdAt', 'ASC'], ['id', 'ASC']] });
+    return rows.map((row) => row.id);
+  },
+
+  async update(id: string, changes: DatabaseConnectionChanges): Promise<DatabaseConnectionRecord | null> {
+    await DatabaseConnectionModel.update(changes, { where: { id } });
+    return this.findById(id);
+  },
+
+  async delete(id: string): Promise<void> {
+    await DatabaseConnectionModel.destroy({ where: { id } });
+  },
+};
+
+export type DatabaseConnectionRepository = typeof databaseConnectionRepository;

@@ -1,0 +1,106 @@
+/**
+ * The fallback for tables without a full-text index (every engine): the parsed query evaluated with
+ * `LOWER(column) LIKE ?` over the first FALLBACK_SCAN_ROWS rows (by primary key), scored by how many searched-for
+ * words a row contains. Words match anywhere inside the text. Natural mode on MySQL ORs the words, as the engine's own
+ * natural mode does; elsewhere the tree is evaluated as parsed. Such tables are reported in `unindexedTables`, and
+ * the total counts the scanned rows only: an estimate when the table is larger than the scan.
+ */
+import type { QueryNode } from './boolean-query.js';
+import { highlightRow } from './highlight.js';
+import {
+  decodeRank, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyRef, keysIn, Params, rankSql, tableRef,
+} from './sql-common.js';
+import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
+
+function withScanEstimate(ranking: TableRanking, rows: Record<string, unknown>[], target: SearchTarget): TableRanking {
+  const scanned = rows.length > 0 ? Number(rows[0]!.quarry_scanned ?? 0) : target.rowEstimate;
+  return { ...ranking, totalIsEstimate: scanned > FALLBACK_SCAN_ROWS };
+}
+
+/** %word% with LIKE's own characters escaped by '!'. */
+export function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+function leaves(node: QueryNode, negated = false): Array<{ node: QueryNode; negated: boolean }> {
+  if (node.kind === 'term' || node.kind === 'phrase') return [{ node, negated }];
+  if (node.kind === 'not') return leaves(node.child, true);
+  return node.children.flatMap((child) => leaves(child, negated));
+}
+
+export function createLikeQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect): TableQueries | null {
+  if (query.root === null) return null;
+  const q = (name: string) => dialect.quoteIdent(name);
+  const table = tableRef(target, dialect);
+  // ctid (PostgreSQL) or rowid (SQLite) when the table has no primary key.
+  const pseudo = target.keys.find((k) => k.pseudo)?.name ?? null;
+  const anyWord = query.mode === 'natural' && target.engine === 'mysql';
+  const root: QueryNode = anyWord
+    ? { kind: 'or', children: query.terms.map((t) => ({ kind: 'term', word: t.word, prefix: t.prefix })) }
+    : query.root;
+
+  const leafSql = (node: QueryNode, params: Params): string => {
+    const text = node.kind === 'term' ? node.word : node.kind === 'phrase' ? node.words.join(' ') : '';
+    const pattern = likePattern(text);
+    return `(${target.searchColumns.map((c) => `LOWER(t.${q(c)}) LIKE ${params.add(pattern)} ESCAPE '!'`).join(' OR ')})`;
+  };
+  const conditionSql = (node: QueryNode, params: Params): string => {
+    switch (node.kind) {
+      case 'term':
+      case 'phrase':
+        return leafSql(node, params);
+      case 'not':
+        return `NOT ${conditionSql(node.child, params)}`;
+      case 'and':
+      case 'or':
+        return `(${node.children.map((c) => conditionSql(c, params)).join(node.kind === 'and' ? ' AND ' : ' OR ')})`;
+    }
+  };
+  const detailColumns = target.columns.map((c, i) => ({ sql: `d.${q(c)}`, alias: `c${i}` }));
+  const decodeDetail = (row: Record<string, unknown>): HitDetail => {
+    const fields = fieldsOf(row, target.columns);
+    return { fields, ...highlightRow(fields, target.searchColumns, query.terms, 'substring') };
+  };
+  const order = target.keys.filter((k) => !k.pseudo).map((k) => q(k.name));
+
+  return {
+    target,
+    inlineDetails: true,
+
+    rank(top, window) {
+      const params = new Params(dialect);
+      const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect, 'quarry_key')} AS k${i}`);
+      // `?` placeholders bind in text order: the score's come before the WHERE's.
+      const score = leaves(root).filter((l) => !l.negated).map((l) => `CASE WHEN ${leafSql(l.node, params)} THEN 1 ELSE 0 END`);
+      const where = conditionSql(root, params);
+      const scan = `(SELECT ${pseudo ? `${pseudo} AS quarry_key, ` : ''}* FROM ${table}${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''} LIMIT ${FALLBACK_SCAN_ROWS}) t`;
+      const sql = rankSql({
+        base: `SELECT ${keys.join(', ')}, (${score.join(' + ') || '0'}) AS quarry_score FROM ${scan} WHERE ${where}`,
+        keyCount: target.keys.length,
+        top,
+        detailFrom: window.from,
+        detailTo: window.to,
+        detailTable: table,
+        detailKeys: target.keys.map((k) => keyRef(k, 'd', dialect)),
+        details: detailColumns,
+        extra: [`(SELECT COUNT(*) FROM (SELECT 1 FROM ${table} LIMIT ${FALLBACK_SCAN_ROWS + 1}) quarry_s) AS quarry_scanned`],
+      });
+      return { sql, params: params.values };
+    },
+
+    details(keyValues) {
+      const params = new Params(dialect);
+      const refs = target.keys.map((k) => keyRef(k, 'd', dialect));
+      const select = [...refs.map((r, i) => `${r} AS k${i}`), ...detailColumns.map((c) => `${c.sql} AS ${c.alias}`)];
+      const cast = pseudo === 'ctid' ? '::tid' : '';
+      return { sql: `SELECT ${select.join(', ')} FROM ${table} d WHERE ${keysIn(refs, keyValues, params, cast)}`, params: params.values };
+    },
+
+    decodeRanking: (rows, window) => withScanEstimate(decodeRank(rows, target.keys.length, window, decodeDetail), rows, target),
+
+    decodeDetails(rows) {
+      const aliases = keyAliases(target.keys.length);
+      return rows.map((row) => ({ keys: aliases.map((k) => row[k]), detail: decodeDetail(row) }));
+    },
+  };
+}

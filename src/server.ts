@@ -1,0 +1,82 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp, type QuarryApp } from './app.js';
+import type { Config } from './config/config.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { releaseModels, setupModels } from './models/index.js';
+import { createRateLimitStore } from './rate-limit/index.js';
+import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
+import { verifyCredentialsKey } from './services/credentials-check.js';
+import { createServices, type Services } from './services/index.js';
+import { settingRepository } from './repositories/setting-repository.js';
+import { createMigrator } from './store/migrator.js';
+import { createSequelize } from './store/sequelize.js';
+
+export interface RunningServer {
+  url: string;
+  app: QuarryApp;
+  services: Services;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds everything from a validated config, applies pending migrations, and listens. `stop` finishes in-flight
+ * requests, flushes batched writes and closes the store and Redis, in that order.
+ */
+export interface ServerOptions {
+  /** Time source for rate limits (tests). */
+  now?: () => number;
+}
+
+export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel), options: ServerOptions = {}): Promise<RunningServer> {
+  const sequelize = createSequelize(config);
+  setupModels(sequelize);
+  const migrator = createMigrator(sequelize);
+  await migrator.up();
+  const rateLimitStore = createRateLimitStore({
+    redisUrl: config.redisUrl ?? undefined,
+    onError: (error) => logger.warn({ err: error }, 'redis unreachable: rate limits fall back to this process'),
+    onRecover: () => logger.info('redis reachable again: rate limits are shared again'),
+  });
+  await verifyCredentialsKey(settingRepository, config.credentialsKey);
+  const bus = config.redisUrl
+    ? new RedisBus(config.redisUrl, (error) => logger.warn({ err: error }, 'redis invalidation channel error'))
+    : new MemoryBus();
+  const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, now: options.now });
+  services.usage.start();
+  services.searchRecorder.start();
+  services.retention.start();
+  services.semantic.start();
+  const app = await createApp(config, logger, services);
+  const server: Server = createServer(app.koa.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    app,
+    services,
+    logger,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await services.usage.stop();
+      await services.searchRecorder.stop();
+      await services.search.close();
+      await services.retention.stop();
+      await services.semantic.stop(); // before the pools and the store: running index jobs are queued again
+      await services.pools.closeAll();
+      await services.violations.drain();
+      await rateLimitStore.close();
+      await bus.close();
+      await sequelize.close();
+      releaseModels(sequelize);
+    },
+  };
+}

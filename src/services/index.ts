@@ -1,0 +1,178 @@
+import { createHmac } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../lib/logger.js';
+import type { RateLimitStore } from '../rate-limit/index.js';
+import { apiKeyRepository } from '../repositories/api-key-repository.js';
+import { databaseConnectionRepository } from '../repositories/database-connection-repository.js';
+import { requestLogRepository } from '../repositories/request-log-repository.js';
+import { searchRecordRepository } from '../repositories/search-record-repository.js';
+import { searchStatsRepository } from '../repositories/search-stats-repository.js';
+import { sessionRepository } from '../repositories/session-repository.js';
+import { userRepository } from '../repositories/user-repository.js';
+import { violationRepository } from '../repositories/violation-repository.js';
+import type { Migrator } from '../store/migrator.js';
+import type { InvalidationBus } from '../lib/invalidation-bus.js';
+import { KeyCache } from './key-cache.js';
+import { PoolManager } from '../connectors/index.js';
+import { AccountsService } from './accounts-service.js';
+import { AdminAnalyticsService } from './admin-analytics-service.js';
+import { AnalyticsExporter } from './analytics-export.js';
+import { AnalyticsService } from './analytics-service.js';
+import { DatabaseService } from './database-service.js';
+import { ApiKeyService } from './api-key-service.js';
+import { HealthService } from './health-service.js';
+import { KeyUsageService } from './key-usage-service.js';
+import { LimitsService } from './limits-service.js';
+import { MigrationService } from './migration-service.js';
+import { RateLimitService } from './rate-limit-service.js';
+import { RetentionService } from './retention-service.js';
+import { SearchHistoryService } from './search-history-service.js';
+import { SearchRecorder } from './search-recorder.js';
+import { SearchService } from './search-service.js';
+import { SuggestionService } from './suggestion-service.js';
+import { MemoryResultCache, NoResultCache } from '../search/cache.js';
+import { RedisResultCache } from '../search/cache-redis.js';
+import { searchSuggestionRepository } from '../repositories/search-suggestion-repository.js';
+import { TokenService } from './token-service.js';
+import { UsageRecorder } from './usage-recorder.js';
+import { ViolationRecorder } from './violation-recorder.js';
+import { createSemantic } from '../semantic/index.js';
+
+export interface Infrastructure {
+  config: Config;
+  logger: Logger;
+  sequelize: Sequelize;
+  migrator: Migrator;
+  rateLimitStore: RateLimitStore;
+  /** Cross-process cache invalidation (Redis pub/sub when configured). */
+  bus: InvalidationBus;
+  /** Time source for the rate limits; tests move it instead of sleeping. */
+  now?: () => number;
+}
+
+/** The composition root: every service, wired once per server. Handlers reach services only through this. */
+export function createServices(infra: Infrastructure) {
+  const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
+  const keyCache = new KeyCache(bus, 5_000);
+  const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
+  const tokens = new TokenService(config.jwt);
+  const accounts = new AccountsService({
+    users: userRepository,
+    sessions: sessionRepository,
+    tokens,
+    adminEmails: config.adminEmails,
+    sessionMaxAgeSeconds: config.jwt.sessionMaxAge,
+    connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
+    onUserChanged: (userId) => keyCache.userChanged(userId),
+  });
+  const apiKeys = new ApiKeyService({ keys: apiKeyRepository, users: userRepository, pepper: config.apiKeyPepper, cache: keyCache });
+  const usage = new UsageRecorder({ logs: requestLogRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
+  const violations = new ViolationRecorder(violationRepository, onBackgroundError);
+  const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });
+  const executorOptions = {
+    hostPolicy: { allowlist: config.dbHostAllowlist, allowPrivate: config.dbAllowPrivateHosts, allowLoopback: config.dbAllowPrivateHosts },
+    connectTimeoutMs: 3000,
+    max: 5,
+  };
+  const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000 });
+  const databases = new DatabaseService({
+    connections: databaseConnectionRepository,
+    keys: apiKeyRepository,
+    pools,
+    executorOptions,
+    credentialsKey: config.credentialsKey,
+    sqliteDataDir: config.sqliteDataDir,
+    upgradeUrl: config.upgradeUrl,
+    queryTimeoutMs: config.searchTimeoutMs,
+    onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
+  });
+  /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
+  const connectionListeners: Array<(databaseId: string) => void> = [];
+  // Semantic search (issue 7): background index jobs, the embedding model and the engine search calls.
+  const semantic = createSemantic({
+    config,
+    logger,
+    databases,
+    findConnection: (id) => databaseConnectionRepository.findById(id),
+    bestActiveTier: (userId) => apiKeyRepository.bestActiveTier(userId),
+    limits,
+    now,
+  });
+  connectionListeners.push(semantic.onConnectionChanged);
+  // Analytics: searches are recorded in batches; every read flushes them first, so it sees the caller's latest.
+  const clock = now ?? Date.now;
+  const searchRecorder = new SearchRecorder({ records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
+  // Search (issue 6): federated full-text search and suggestions; their caches drop a connection's entries when it changes.
+  const searchCacheTtl = config.searchCacheTtlMs;
+  const search = new SearchService({
+    databases,
+    connections: databaseConnectionRepository,
+    recorder: searchRecorder,
+    cache: searchCacheTtl === 0 ? new NoResultCache()
+      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, (error) => logger.warn({ err: error }, 'redis unreachable: search results are not cached'))
+        : new MemoryResultCache(searchCacheTtl),
+    cursorSecret: createHmac('sha256', config.apiKeyPepper).update('quarry search cursor v1').digest(),
+    timeoutMs: config.searchTimeoutMs,
+    onError: (error) => logger.error({ err: error }, 'search failed'),
+    semantic: (input) => semantic.search(input),
+  });
+  const suggestions = new SuggestionService({
+    connections: databaseConnectionRepository,
+    search,
+    queries: searchSuggestionRepository,
+    timeoutMs: config.searchTimeoutMs,
+    onError: (error) => logger.warn({ err: error }, 'search vocabulary sampling failed'),
+  });
+  // Through the bus, so every process (Redis pub/sub) drops its cached records, schemas and vocabularies.
+  bus.subscribe('search-connection', (databaseId) => {
+    search.forget(databaseId);
+    suggestions.forget(databaseId);
+  });
+  connectionListeners.push((databaseId) => bus.publish('search-connection', databaseId));
+  const analyticsReads = { stats: searchStatsRepository, flushPending: () => searchRecorder.flush(), now: clock };
+  const retention = new RetentionService({
+    stores: {
+      searchRecords: searchRecordRepository,
+      searchRollups: { deleteOlderThan: (cutoff) => searchRecordRepository.deleteRollupsBefore(cutoff) },
+      requestLogs: requestLogRepository,
+    },
+    retentionDays: config.analyticsRetentionDays,
+    onError: (error) => logger.error({ err: error }, 'analytics retention failed'),
+    now: clock,
+  });
+  const health = new HealthService({
+    storeKind: config.storeKind,
+    pingStore: () => sequelize.query('SELECT 1').then(() => undefined),
+    cache: config.redisUrl
+      ? { ping: () => rateLimitStore.ping(), lastError: () => rateLimitStore.status().lastError }
+      : null,
+    startedAt: Date.now(),
+  });
+  return {
+    clock,
+    accounts,
+    apiKeys,
+    databases,
+    pools,
+    connectionListeners,
+    semantic,
+    keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestLogRepository, flushPending: () => usage.flush() }),
+    usage,
+    violations,
+    limits,
+    health,
+    migrations: new MigrationService(migrator),
+    searchRecorder,
+    search,
+    suggestions,
+    retention,
+    analytics: new AnalyticsService({ ...analyticsReads, connections: databaseConnectionRepository, keys: apiKeyRepository }),
+    adminAnalytics: new AdminAnalyticsService({ ...analyticsReads, users: userRepository, roleOf: (user) => accounts.roleOf(user) }),
+    analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, keys: apiKeyRepository, upgradeUrl: config.upgradeUrl }),
+    searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository }),
+    rateLimit: new RateLimitService({ limits, logs: requestLogRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

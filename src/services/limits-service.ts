@@ -1,0 +1,128 @@
+import type { Context } from 'openapi-backend';
+import { AppError } from '../errors/app-error.js';
+import {
+  aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, WINDOW_SECONDS,
+  type CustomLimits, type RateLimitDecision, type RateLimitStore, type TierName,
+} from '../rate-limit/index.js';
+import type { HandlerEnv } from '../api/types.js';
+import type { KeyCaller, UserCaller } from './callers.js';
+
+/** `x-quarry-rate-limit` of an operation in openapi.yaml. */
+type OperationLimit = 'exempt' | { scope: 'ip' | 'user'; limit: number } | undefined;
+
+export interface ViolationSink {
+  /** A block started (`reason` says which window) or a blocked request was refused (`reason` null). */
+  record(keyId: string, decision: RateLimitDecision, at: Date, burstLimit: number): void;
+}
+
+export interface LimitsDeps {
+  store: RateLimitStore;
+  enabled: boolean;
+  upgradeUrl: string;
+  violations: ViolationSink;
+  now?: () => number;
+}
+
+const nextTier: Record<TierName, string> = {
+  free: 'Upgrade to pro for 10,000 requests per hour.',
+  pro: 'Upgrade to enterprise for 100,000 requests per hour.',
+  enterprise: 'Contact us for custom limits above the enterprise tier.',
+};
+
+/** How long a concurrency slot is held at most, should a response never finish (a crashed process). */
+const leaseTtlMs = 120_000;
+
+export function keyLimits(key: KeyCaller['key']) {
+  return limitsForTier(key.tier, key.customLimits as CustomLimits | null);
+}
+
+/**
+ * Applies the spec's Limits section to a request: per-operation limits (per IP or per user), the key's tier
+ * limit (sliding hour + burst, with a block), and concurrent requests per key. Every answer sets X-RateLimit-*.
+ */
+export class LimitsService {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: LimitsDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async admit(c: Context, env: HandlerEnv): Promise<void> {
+    if (!this.deps.enabled) return;
+    const declared = (c.operation as unknown as Record<string, unknown>)['x-quarry-rate-limit'] as OperationLimit;
+    const nowMs = this.now();
+    if (declared && declared !== 'exempt') {
+      const user = c.security?.bearerJwt as UserCaller | undefined;
+      const scopeId = declared.scope === 'ip' ? `ip:${env.ip}` : `user:${user?.user.id ?? env.ip}`;
+      const decision = await this.deps.store.consume(`${scopeId}:${c.operation.operationId}`, perHourRule(declared.limit), nowMs);
+      this.refuseOrSetHeaders(env, decision, declared.scope === 'ip' ? 'anonymous' : (env.keyCaller?.key.tier ?? 'free'), null);
+    }
+    const caller = env.keyCaller;
+    if (!caller) return;
+    const limits = keyLimits(caller.key);
+    const tier = caller.key.customLimits ? 'custom' : caller.key.tier;
+    if (declared === 'exempt') {
+      env.state.rateLimitExempt = true;
+      this.setHeaders(env, await this.deps.store.peek(keySubject(caller.key.id), requestRule(limits), nowMs), tier);
+      return;
+    }
+    const decision = await this.deps.store.consume(keySubject(caller.key.id), requestRule(limits), nowMs);
+    if (!decision.allowed) this.deps.violations.record(caller.key.id, decision, new Date(nowMs), limits.burstLimit);
+    this.refuseOrSetHeaders(env, decision, tier, caller.key.tier);
+    if (limits.concurrentConnections !== null) {
+      const subject = concurrencySubject(caller.key.id);
+      const lease = env.requestId;
+      if (!(await this.deps.store.acquireConcurrency(subject, limits.concurrentConnections, lease, nowMs, leaseTtlMs))) {
+        throw new AppError('CONCURRENCY_LIMIT_EXCEEDED', `Too many requests in flight: the ${caller.key.tier} tier allows ${limits.concurrentConnections} at once.`, {
+          limit: limits.concurrentConnections, tier: caller.key.tier, upgradeUrl: this.deps.upgradeUrl,
+        }).withHeaders({ 'Retry-After': '1', 'X-RateLimit-Retry-After': '1' });
+      }
+      env.state.onDone.push(() => void this.deps.store.releaseConcurrency(subject, lease));
+    }
+  }
+
+  /** Counts one AI (semantic) request against the key's hourly AI limit; throws 429 when it is used up. */
+  async admitAiRequest(caller: KeyCaller): Promise<void> {
+    if (!this.deps.enabled) return;
+    const limits = keyLimits(caller.key);
+    const decision = await this.deps.store.consume(aiSubject(caller.key.id), aiRule(limits), this.now());
+    if (!decision.allowed) {
+      throw new AppError('AI_RATE_LIMIT_EXCEEDED', `AI request limit exceeded: the ${caller.key.tier} tier allows ${limits.aiRequestsPerHour} semantic searches per hour. Try again in ${decision.retryAfterSeconds} seconds.`, {
+        limit: decision.limit, remaining: 0, retryAfter: decision.retryAfterSeconds, tier: caller.key.tier, upgradeUrl: this.deps.upgradeUrl,
+      }).withHeaders({ 'Retry-After': String(decision.retryAfterSeconds), 'X-RateLimit-Retry-After': String(decision.retryAfterSeconds) });
+    }
+  }
+
+  /** The key's current window without consuming (rate-limit status). */
+  peek(caller: KeyCaller): Promise<RateLimitDecision> {
+    return this.deps.store.peek(keySubject(caller.key.id), requestRule(keyLimits(caller.key)), this.now());
+  }
+
+  private setHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string): void {
+    Object.assign(env.state.responseHeaders, {
+      'X-RateLimit-Limit': String(decision.limit),
+      'X-RateLimit-Remaining': String(decision.remaining),
+      'X-RateLimit-Reset': decision.resetAt.toISOString(),
+      'X-RateLimit-Tier': tier,
+      'X-RateLimit-Window': String(WINDOW_SECONDS),
+    });
+  }
+
+  private refuseOrSetHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string, upgradeFrom: TierName | null): void {
+    this.setHeaders(env, decision, tier);
+    if (decision.allowed) return;
+    const retryAfter = decision.retryAfterSeconds ?? 1;
+    env.state.rateLimited = true;
+    Object.assign(env.state.responseHeaders, { 'Retry-After': String(retryAfter), 'X-RateLimit-Retry-After': String(retryAfter) });
+    throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Try again in ${retryAfter} seconds.`, {
+      limit: decision.limit,
+      remaining: 0,
+      resetTime: new Date(this.now() + retryAfter * 1000).toISOString(),
+      retryAfter,
+      tier,
+      windowStart: decision.windowStart.toISOString(),
+      upgradeMessage: upgradeFrom ? nextTier[upgradeFrom] : 'Wait for the window to free a slot.',
+      upgradeUrl: this.deps.upgradeUrl,
+    });
+  }
+}

@@ -1,0 +1,17 @@
+import type { QueryInterface } from 'sequelize';
+import * as initialSchema from './0001-initial-schema.js';
+import * as analyticsIndexes from './0002-analytics-indexes.js';
+import * as semanticIndex from './0003-semantic-index.js';
+
+export interface Migration {
+  name: string;
+  up(queryInterface: QueryInterface): Promise<void>;
+  down(queryInterface: QueryInterface): Promise<void>;
+}
+
+/** Every migration, oldest first. Never edit one that has shipped; add the next. */
+export const migrations: Migration[] = [
+  { name: '0001-initial-schema', ...initialSchema },
+  { name: '0002-analytics-indexes', ...analyticsIndexes },
+  { name: '0003-semantic-index', ...semanticIndex },
+];

@@ -1,0 +1,148 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fromIp, registerUser, uniqueEmail } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+let t: TestServer;
+beforeAll(async () => (t = await startTestServer({ ADMIN_EMAILS: 'boss@example.com' })));
+afterEach(() => t.assertContract());
+afterAll(() => t.stop());
+
+describe('registerUser', () => {
+  it('when the input is valid, then it creates a user with role user and a working session', async () => {
+    const email = uniqueEmail();
+    const res = await t.client.post('/api/v1/auth/register', { email: email.toUpperCase(), password: 'correct-horse-42', name: ' Ada ' }, fromIp());
+    expect(res.status).toBe(201);
+    expect(res.body.data.user).toMatchObject({ email, name: 'Ada', role: 'user', connectedDatabases: [] });
+    expect(res.body.data.token).toBe(res.body.data.tokens.accessToken);
+    expect(res.body.data.tokens.expiresIn).toBe(3600);
+    expect(JSON.stringify(res.body)).not.toMatch(/password|hash/i);
+    const profile = await t.client.get('/api/v1/auth/profile', { token: res.body.data.token });
+    expect(profile.status).toBe(200);
+    expect(profile.body.data.user.id).toBe(res.body.data.user.id);
+  });
+
+  it('when the email is taken (in any case), then 409 EMAIL_TAKEN', async () => {
+    const user = await registerUser(t.client);
+    const res = await t.client.post('/api/v1/auth/register', { email: user.email.toUpperCase(), password: 'another-pass-9', name: 'B' }, fromIp());
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('EMAIL_TAKEN');
+  });
+
+  it.each([
+    [{ email: 'not-an-email', password: 'correct-horse-42', name: 'A' }, '/email'],
+    [{ email: 'x@example.com', password: 'short1!', name: 'A' }, '/password'],
+    [{ email: 'x@example.com', password: 'onlyletterslong', name: 'A' }, '/password'],
+    [{ email: 'x@example.com', password: 'correct-horse-42', name: '' }, '/name'],
+    [{ email: 'x@example.com', password: 'correct-horse-42', name: 'A', role: 'admin' }, '/role'],
+  ])('when the body is %j, then 400 VALIDATION_ERROR names %s', async (body, path) => {
+    const res = await t.client.post('/api/v1/auth/register', body, fromIp());
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.details.errors.map((e: { path: string }) => e.path)).toContain(path);
+  });
+
+  it('when an email is in ADMIN_EMAILS, then the user is an admin; nobody can choose the role', async () => {
+    const admin = await t.client.post('/api/v1/auth/register', { email: 'boss@example.com', password: 'correct-horse-42', name: 'Boss' }, fromIp());
+    expect(admin.body.data.user.role).toBe('admin');
+  });
+
+  it('when one IP registers a sixth time within the hour, then 429 with the limit headers', async () => {
+    const ip = fromIp();
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 6; i += 1) {
+      last = await t.client.post('/api/v1/auth/register', { email: uniqueEmail(), password: 'correct-horse-42', name: 'R' }, ip);
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
+    expect(last!.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(last!.headers.get('x-ratelimit-limit')).toBe('5');
+    expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+describe('loginUser', () => {
+  it('when the password is right, then a new session; when wrong or unknown, the same 401', async () => {
+    const user = await registerUser(t.client);
+    const ok = await t.client.post('/api/v1/auth/login', { email: user.email, password: user.password }, fromIp());
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.tokens.refreshToken).toEqual(expect.any(String));
+    const wrong = await t.client.post('/api/v1/auth/login', { email: user.email, password: 'wrong-password-1' }, fromIp());
+    const unknown = await t.client.post('/api/v1/auth/login', { email: uniqueEmail(), password: 'wrong-password-1' }, fromIp());
+    expect([wrong.status, unknown.status]).toEqual([401, 401]);
+    expect(wrong.body.error).toEqual(unknown.body.error);
+    expect(wrong.body.error.code).toBe('INVALID_CREDENTIALS');
+  });
+});
+
+describe('JWT sessions', () => {
+  it('when logged out, then the access and refresh tokens of that session stop working, others do not', async () => {
+    const user = await registerUser(t.client);
+    const other = await t.client.post('/api/v1/auth/login', { email: user.email, password: user.password }, fromIp());
+    expect((await t.client.post('/api/v1/auth/logout', undefined, { token: user.token })).status).toBe(200);
+    const after = await t.client.get('/api/v1/auth/profile', { token: user.token });
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('SESSION_ENDED');
+    expect((await t.client.post('/api/v1/auth/refresh', { refreshToken: user.refreshToken })).body.error.code).toBe('SESSION_ENDED');
+    expect((await t.client.get('/api/v1/auth/profile', { token: other.body.data.token })).status).toBe(200);
+  });
+
+  it('when a refresh token is used, then new tokens; when reused, then the session ends', async () => {
+    const user = await registerUser(t.client);
+    const first = await t.client.post('/api/v1/auth/refresh', { refreshToken: user.refreshToken });
+    expect(first.status).toBe(200);
+    expect(first.body.data.tokens.refreshToken).not.toBe(user.refreshToken);
+    const replay = await t.client.post('/api/v1/auth/refresh', { refreshToken: user.refreshToken });
+    expect(replay.status).toBe(401);
+    expect(replay.body.error.code).toBe('SESSION_ENDED');
+    expect((await t.client.get('/api/v1/auth/profile', { token: first.body.data.token })).status).toBe(401);
+  });
+
+  it('when an access token is used as a refresh token (or the reverse), then 401 INVALID_TOKEN', async () => {
+    const user = await registerUser(t.client);
+    expect((await t.client.post('/api/v1/auth/refresh', { refreshToken: user.token })).body.error.code).toBe('INVALID_TOKEN');
+    expect((await t.client.get('/api/v1/auth/profile', { token: user.refreshToken })).body.error.code).toBe('INVALID_TOKEN');
+  });
+
+  it('when the token is missing, tampered or signed with another secret, then 401', async () => {
+    const user = await registerUser(t.client);
+    expect((await t.client.get('/api/v1/auth/profile')).body.error.code).toBe('AUTH_REQUIRED');
+    const tampered = user.token.slice(0, -4) + (user.token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    expect((await t.client.get('/api/v1/auth/profile', { token: tampered })).body.error.code).toBe('INVALID_TOKEN');
+    const [header, payload] = user.token.split('.');
+    const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
+    expect((await t.client.get('/api/v1/auth/profile', { token: none })).status).toBe(401);
+    expect(header).toBeTruthy();
+  });
+
+  it('when the password changes, then every old session ends and the response carries a fresh one', async () => {
+    const user = await registerUser(t.client);
+    const wrong = await t.client.post('/api/v1/auth/change-password', { currentPassword: 'nope-nope-1', newPassword: 'battery-staple-77' }, { token: user.token });
+    expect(wrong.body.error.code).toBe('INVALID_CREDENTIALS');
+    const changed = await t.client.post('/api/v1/auth/change-password', { currentPassword: user.password, newPassword: 'battery-staple-77' }, { token: user.token });
+    expect(changed.status).toBe(200);
+    expect((await t.client.get('/api/v1/auth/profile', { token: user.token })).status).toBe(401);
+    expect((await t.client.get('/api/v1/auth/profile', { token: changed.body.data.token })).status).toBe(200);
+    expect((await t.client.post('/api/v1/auth/login', { email: user.email, password: 'battery-staple-77' }, fromIp())).status).toBe(200);
+  });
+});
+
+describe('updateProfile', () => {
+  it('when name and email change, then the profile shows them; role cannot be sent', async () => {
+    const user = await registerUser(t.client);
+    const email = uniqueEmail('renamed');
+    const res = await t.client.put('/api/v1/auth/profile', { name: 'New Name', email }, { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.user).toMatchObject({ name: 'New Name', email, role: 'user' });
+    const escalate = await t.client.put('/api/v1/auth/profile', { role: 'admin' }, { token: user.token });
+    expect(escalate.status).toBe(400);
+    expect(escalate.body.error.details.errors[0]).toMatchObject({ path: '/role', message: 'is not a known field' });
+  });
+
+  it("when the new email is another user's, then 409", async () => {
+    const a = await registerUser(t.client);
+    const b = await registerUser(t.client);
+    expect((await t.client.put('/api/v1/auth/profile', { email: b.email }, { token: a.token })).status).toBe(409);
+  });
+});

@@ -1,0 +1,8 @@
+/**
+ * Contract fuzzing, part 2 (issue 9, "Hostile input"): malformed requests to every operation of openapi.yaml (wrong
+ * types, missing and extra fields, huge and odd strings, deep nesting, bad ids and query values, wrong content types,
+ * invalid JSON, wrong credentials). The fuzzer is test/support/contract-fuzz.ts.
+ */
+import { fuzzContract } from '../support/contract-fuzz.js';
+
+fuzzContract(['malformed']);
