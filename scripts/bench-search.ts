@@ -161,7 +161,7 @@ if (!target?.index) throw new Error('articles has no usable GIN index');
 const statementFor = (text: string) => tableQueries(target, compileQuery(text, 'natural').query, { quoteIdent: (n) => `"${n.replace(/"/g, '""')}"`, placeholder: (n) => `$${n}` })!.rank(LIMIT, { from: 0, to: LIMIT });
 
 const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
-const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000' });
+const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000' }, { built: process.env.BENCH_TSX !== '1' });
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 try {
   const client = new ApiClient(server.url);

@@ -22,10 +22,22 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `src/main.ts` as its own OS process (tests and benchmarks) (as `npm start` would) and waits until /health answers. */
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+/** Starts Quarry as its own OS process (tests: the sources through tsx; benchmarks: the build) and waits until /health answers. */
+export interface SpawnOptions {
+  /** Extra node flags (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+  /**
+   * Run the compiled server (dist/src/main.js, built by `npm run build`) exactly as `npm start` does, instead of the
+   * TypeScript sources through tsx. Benchmarks measure this: tsx turns on source maps, which makes every Error's
+   * stack (the SQLite driver builds one per query) many times dearer than in production.
+   */
+  built?: boolean;
+}
+
+export async function spawnServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const entry = options.built ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
     cwd: root,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
