@@ -51,25 +51,33 @@ export function createPostgresExecutor(
   pool.on('connect', (client) => client.on('error', () => undefined));
   let closed = false;
 
-  async function run<Row>(
+  /**
+   * Runs the statement in its read-only transaction and resolves with its rows as soon as they arrive. The COMMIT
+   * (nothing to write: it only ends the transaction) is sent after, off the caller's path; `ended` settles when the
+   * transaction is over, and only then does the connection go back to the pool. That saves a round trip per search.
+   */
+  function run<Row>(
     client: pg.PoolClient,
     sql: string,
     params: unknown[],
     timeoutMs: number,
     state: { healthy: boolean },
-  ): Promise<Row[]> {
-    await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${timeoutSetting(timeoutMs)}`);
-    try {
+  ): { rows: Promise<Row[]>; ended: Promise<void> } {
+    const rows = (async () => {
+      await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${timeoutSetting(timeoutMs)}`);
       const config: ExtendedQueryConfig = { text: sql, values: params, queryMode: 'extended' };
-      const result = await client.query(config);
-      await client.query('COMMIT');
-      return result.rows as Row[];
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        state.healthy = false;
-      });
-      throw err;
-    }
+      return (await client.query(config)).rows as Row[];
+    })();
+    // setImmediate: the caller's continuation (building the response) runs before the COMMIT is written.
+    const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const ended = rows.then(
+      () => nextTurn().then(() => client.query('COMMIT')),
+      () => client.query('ROLLBACK'),
+    ).then(() => undefined, () => {
+      // A transaction that cannot be ended leaves the connection in an unknown state: it is discarded.
+      state.healthy = false;
+    });
+    return { rows, ended };
   }
 
   return {
@@ -92,15 +100,16 @@ export function createPostgresExecutor(
         state.released = true;
         client.release(state.healthy ? undefined : true);
       };
+      const work = run<Row>(client, sql, params, timeoutMs, state);
+      // Back to the pool once the transaction has ended (or at once if the deadline gave up on the connection).
+      void work.ended.then(release);
       try {
-        return await withDeadline(run<Row>(client, sql, params, timeoutMs, state), timeoutMs + CLIENT_GRACE_MS, () => {
+        return await withDeadline(work.rows, timeoutMs + CLIENT_GRACE_MS, () => {
           state.healthy = false;
           release();
         });
       } catch (err) {
         throw toConnectorError(err, { engine: 'postgres', timeoutMs });
-      } finally {
-        release();
       }
     },
 

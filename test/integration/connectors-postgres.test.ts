@@ -223,6 +223,30 @@ describe.skipIf(!up)('connectors on PostgreSQL', () => {
       await expect(executor.query('SELECT 1 AS one', [], q)).resolves.toEqual([{ one: 1 }]);
     });
 
+    it('when one connection serves many queries back to back, then each runs in its own read-only transaction, ended before the next', async () => {
+      // The COMMIT is sent after the rows are handed back (postgres.ts); the connection must still be clean for the next query.
+      const single = await createExecutor(base, { hostPolicy: LOOPBACK_POLICY, max: 1 });
+      try {
+        const sql = "SELECT pg_backend_pid() AS pid, transaction_timestamp()::text AS began, current_setting('transaction_read_only') AS ro";
+        const rows = await Promise.all(Array.from({ length: 20 }, () => single.query<{ pid: number; began: string; ro: string }>(sql, [], q)));
+        const sequential = [];
+        for (let i = 0; i < 5; i++) sequential.push(...(await single.query<{ pid: number; began: string; ro: string }>(sql, [], q)));
+        const all = [...rows.flat(), ...sequential];
+        expect(new Set(all.map((r) => r.pid)).size).toBe(1);
+        expect(all.every((r) => r.ro === 'on')).toBe(true);
+        // A new transaction per query: no two queries share a transaction start.
+        expect(new Set(all.map((r) => r.began)).size).toBe(all.length);
+        // Then the transaction ends and the connection goes back to the pool, idle (not "idle in transaction").
+        await vi.waitFor(async () => {
+          const activity = await admin.query('SELECT state FROM pg_stat_activity WHERE pid = $1', [all[0]!.pid]);
+          expect(activity.rows[0]?.state).toBe('idle');
+          expect(single.stats()).toMatchObject({ total: 1, idle: 1, waiting: 0 });
+        });
+      } finally {
+        await single.close();
+      }
+    });
+
     it('when parameters are given, then they are bound, never interpolated', async () => {
       const hostile = "'); DROP TABLE users; --";
       await expect(executor.query<{ v: string }>('SELECT $1::text AS v', [hostile], q)).resolves.toEqual([{ v: hostile }]);
