@@ -27,8 +27,16 @@ interface Entry {
 const DEFAULT_IDLE_CLOSE_MS = 5 * 60_000;
 
 /** Settings identity without keeping a second copy of the password in memory. */
+const fingerprints = new WeakMap<ConnectionSettings, string>();
+
+/** Settings objects are never changed once made (DatabaseService keeps one per record), so each is hashed once. */
 function fingerprint(settings: ConnectionSettings): string {
-  return createHash('sha256').update(JSON.stringify(settings)).digest('base64url');
+  let print = fingerprints.get(settings);
+  if (print === undefined) {
+    print = createHash('sha256').update(JSON.stringify(settings)).digest('base64url');
+    fingerprints.set(settings, print);
+  }
+  return print;
 }
 
 export class PoolManager {

@@ -98,8 +98,23 @@ function refusal(engine: Engine, cause?: unknown): ConnectorError {
   );
 }
 
+/**
+ * Statements already found read-only, per engine. Search runs the same few statement texts over and over (the
+ * query text is a parameter), so each is lexed once. A pure function of (engine, text), bounded in entries.
+ */
+const passed = new Map<Engine, Set<string>>();
+const MAX_REMEMBERED = 2000;
+
 /** Throws DATABASE_ERROR (reason `not_read_only`) unless `sql` is one SELECT, WITH or VALUES statement. */
 export function assertReadOnlySql(sql: string, engine: Engine): void {
+  const known = passed.get(engine) ?? passed.set(engine, new Set()).get(engine)!;
+  if (known.has(sql)) return;
+  checkReadOnly(sql, engine);
+  if (known.size >= MAX_REMEMBERED) known.clear();
+  known.add(sql);
+}
+
+function checkReadOnly(sql: string, engine: Engine): void {
   let code: string;
   try {
     code = codeOnly(sql, engine);

@@ -10,6 +10,7 @@ import type { ResultCache } from './cache.js';
 export const DEFAULT_CACHE_PREFIX = 'quarry:search:';
 
 export class RedisResultCache implements ResultCache {
+  readonly enabled = true;
   private readonly client: Redis;
 
   constructor(

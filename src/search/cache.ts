@@ -6,6 +6,8 @@
  * a miss, never an error.
  */
 export interface ResultCache {
+  /** False when nothing is cached (SEARCH_CACHE_TTL_MS=0): callers skip building keys and values. */
+  readonly enabled: boolean;
   get(key: string): Promise<string | null>;
   set(key: string, value: string, databaseIds: string[]): Promise<void>;
   forgetDatabase(databaseId: string): Promise<void>;
@@ -14,6 +16,7 @@ export interface ResultCache {
 
 /** SEARCH_CACHE_TTL_MS=0: nothing is cached. */
 export class NoResultCache implements ResultCache {
+  readonly enabled = false;
   async get(): Promise<string | null> {
     return null;
   }
@@ -24,6 +27,7 @@ export class NoResultCache implements ResultCache {
 
 /** In-process, least recently used out first beyond `maxEntries`. */
 export class MemoryResultCache implements ResultCache {
+  readonly enabled = true;
   private readonly entries = new Map<string, { value: string; expires: number; databaseIds: string[] }>();
   private readonly byDatabase = new Map<string, Set<string>>();
 

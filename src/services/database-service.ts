@@ -46,6 +46,8 @@ export function fromConnectorError(error: ConnectorError, whileSaving: boolean, 
 
 /** Connected databases (issue 5): owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
 export class DatabaseService {
+  private readonly settingsByRecord = new WeakMap<DatabaseConnectionRecord, Promise<ConnectionSettings>>();
+
   constructor(private readonly deps: DatabaseDeps) {}
 
   toDatabase(record: DatabaseConnectionRecord): Database {
@@ -217,7 +219,15 @@ export class DatabaseService {
 
   /** The pooled executor of a saved connection (search uses it too). */
   async executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor> {
-    return this.deps.pools.get(record.id, await this.settingsOf(record));
+    // Records are immutable snapshots (an edit makes a new one), so their decrypted settings are kept with them:
+    // every search would otherwise decrypt the password and resolve the SQLite path again.
+    let settings = this.settingsByRecord.get(record);
+    if (!settings) {
+      settings = this.settingsOf(record);
+      this.settingsByRecord.set(record, settings);
+      settings.catch(() => this.settingsByRecord.delete(record));
+    }
+    return this.deps.pools.get(record.id, await settings);
   }
 
   /** The table schemas of a connection: the cached discovery, or a fresh one when none is cached. */

@@ -158,10 +158,11 @@ export class SearchService {
       return this.searchByMeaning(caller, request, { mode, query, limit, offset, records, filters, fingerprint, started });
     }
 
-    const cacheKey = createHash('sha256')
-      .update(JSON.stringify({ fingerprint, offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) }))
-      .digest('base64url');
-    const cached = await this.deps.cache.get(cacheKey);
+    const cache = this.deps.cache;
+    const cacheKey = cache.enabled
+      ? createHash('sha256').update(JSON.stringify({ fingerprint, offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
+      : '';
+    const cached = cache.enabled ? await cache.get(cacheKey) : null;
     if (cached) {
       const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
       const data = { ...entry.data, tookMs: Math.max(0, Math.round(this.now() - started)) };
@@ -184,7 +185,7 @@ export class SearchService {
     });
     const tables = [...new Set(outcomes.flatMap((o) => o.tables.map((t) => this.tableName(t))))];
     const failed = outcomes.filter((o) => o.status !== 'ok').length;
-    if (failed === 0) await this.deps.cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
+    if (failed === 0 && cache.enabled) await cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
     this.record(caller, data, records, tables, failed === 0 ? 'ok' : failed === outcomes.length ? 'error' : 'partial');
     return data;
   }
