@@ -28,8 +28,25 @@ export interface BucketRow {
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
 export const requestLogRepository = {
+  /**
+   * One multi-row INSERT. Plain rows, not bulkCreate: every API-key request lands here, and building, validating
+   * and hooking a model instance per row cost more than the write itself (the rows are ours, already valid).
+   */
   async insertMany(rows: NewRequestLog[]): Promise<void> {
-    if (rows.length > 0) await RequestLogModel.bulkCreate(rows);
+    if (rows.length === 0) return;
+    await RequestLogModel.sequelize!.getQueryInterface().bulkInsert(
+      RequestLogModel.getTableName() as string,
+      rows.map((row) => ({
+        key_id: row.keyId,
+        user_id: row.userId,
+        endpoint: row.endpoint,
+        status: row.status,
+        duration_ms: row.durationMs,
+        rate_limited: row.rateLimited,
+        counted: row.counted,
+        created_at: row.createdAt,
+      })),
+    );
   },
 
   /** Retention: deletes up to `batchSize` request records older than `cutoff`; returns how many went. */
