@@ -1,18 +1,15 @@
 /**
  * PostgreSQL executor over a bounded pg Pool. Each query runs in its own `BEGIN READ ONLY` transaction with
- * `SET LOCAL statement_timeout`, through the extended protocol (which refuses a second statement).
+ * `SET LOCAL statement_timeout`, sent with the statement in one round trip through the extended protocol (which
+ * refuses a second statement in the text); the COMMIT follows off the caller's path.
  */
 import pg from 'pg';
 import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
 import { poolClosedError, toConnectorError } from './errors.js';
 import type { ResolvedHost } from './host-policy.js';
+import { queryInReadOnlyTransaction } from './postgres-pipeline.js';
 import { assertReadOnlySql } from './read-only-guard.js';
 import type { ConnectionSettings, PooledExecutor, PoolOptions, PoolStats, QueryOptions } from './types.js';
-
-// pg implements `queryMode` (force the extended protocol even without parameters); @types/pg does not list it.
-interface ExtendedQueryConfig extends pg.QueryConfig {
-  queryMode: 'extended';
-}
 
 export function quotePostgresIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
@@ -63,11 +60,8 @@ export function createPostgresExecutor(
     timeoutMs: number,
     state: { healthy: boolean },
   ): { rows: Promise<Row[]>; ended: Promise<void> } {
-    const rows = (async () => {
-      await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${timeoutSetting(timeoutMs)}`);
-      const config: ExtendedQueryConfig = { text: sql, values: params, queryMode: 'extended' };
-      return (await client.query(config)).rows as Row[];
-    })();
+    // BEGIN READ ONLY, SET LOCAL statement_timeout and the statement in one round trip (postgres-pipeline.ts).
+    const rows = queryInReadOnlyTransaction<Row>(client, sql, params, timeoutSetting(timeoutMs));
     // setImmediate: the caller's continuation (building the response) runs before the COMMIT is written.
     const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
     const ended = rows.then(

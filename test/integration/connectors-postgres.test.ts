@@ -247,6 +247,21 @@ describe.skipIf(!up)('connectors on PostgreSQL', () => {
       }
     });
 
+    it('when a query runs, then its transaction carries the statement timeout it was given', async () => {
+      await expect(executor.query('SELECT current_setting($1) AS t', ['statement_timeout'], { timeoutMs: 300 })).resolves.toEqual([{ t: '300ms' }]);
+      await expect(executor.query("SELECT current_setting('statement_timeout') AS t", [], { timeoutMs: 4000 })).resolves.toEqual([{ t: '4s' }]);
+    });
+
+    it('when a statement fails, then the error is the statement\'s and the connection serves the next query', async () => {
+      const single = await createExecutor(base, { hostPolicy: LOOPBACK_POLICY, max: 1 });
+      try {
+        await expect(single.query('SELECT 1 / (0 * $1::int) AS boom', [1], q)).rejects.toMatchObject({ code: 'DATABASE_ERROR' });
+        await expect(single.query("SELECT current_setting('transaction_read_only') AS ro", [], q)).resolves.toEqual([{ ro: 'on' }]);
+      } finally {
+        await single.close();
+      }
+    });
+
     it('when parameters are given, then they are bound, never interpolated', async () => {
       const hostile = "'); DROP TABLE users; --";
       await expect(executor.query<{ v: string }>('SELECT $1::text AS v', [hostile], q)).resolves.toEqual([{ v: hostile }]);
