@@ -2,9 +2,12 @@
  * `npm run bench` (issue 9): throughput and latency of Quarry's request paths as ratios to bare Koa, all measured
  * in this one run on this machine. Each server runs in its own process; autocannon drives it from this one.
  *   bare Koa                 a Koa app answering a small JSON body (the ceiling)
+ *   Koa + openapi-backend    the same, routed and validated by openapi-backend on openapi.yaml (what the mandated
+ *                            contract machinery costs on its own)
  *   GET /health              public route through the whole pipeline (contract routing, validation, envelope)
  *   key-authenticated GET    GET /api/v1/search/history?limit=1 with an API key: key verified, rate-limited
  *                            (window, burst, concurrency), query validated, one indexed read
+ *   GET /health with key     the key verified and the limiter read, no store read (auth and limits without I/O)
  *   search                   POST /api/v1/search over a SQLite FTS5 table, the query varied per request
  *   npx tsx scripts/bench.ts [seconds per case] [rounds]
  */
@@ -23,11 +26,12 @@ const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 3);
 const root = fileURLToPath(new URL('../', import.meta.url));
 
-async function startBareKoa(): Promise<{ url: string; stop(): void }> {
+/** One of the two baselines (scripts/lib/bare-koa.ts, scripts/lib/contract-koa.ts) as its own process. */
+async function startBaseline(script: string): Promise<{ url: string; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/lib/bare-koa.ts'], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
 
 const words = ['river', 'market', 'engine', 'garden', 'signal', 'winter', 'castle', 'library', 'doctor', 'storm', 'silver', 'harbor'];
@@ -52,15 +56,25 @@ async function startQuarry() {
   return { server, auth: { authorization: `Bearer ${key.secret}` } };
 }
 
-const bare = await startBareKoa();
+const bare = await startBaseline('scripts/lib/bare-koa.ts');
+const contractOnly = await startBaseline('scripts/lib/contract-koa.ts');
 const quarry = await startQuarry();
 const url = quarry.server.url;
 let n = 0;
+const KEY_GET = 2;
 const cases: Array<{ label: string; run: () => Promise<LoadResult> }> = [
+  {
+    label: 'Koa + openapi-backend only (routing and validation on openapi.yaml, GET /health, no-op handler)',
+    run: () => load('Koa + openapi-backend only (routing and validation on openapi.yaml, GET /health, no-op handler)', `${contractOnly.url}/health`, { seconds }),
+  },
   { label: 'GET /health', run: () => load('GET /health', `${url}/health`, { seconds }) },
   {
     label: 'key-authenticated GET (rate-limited, validated)',
     run: () => load('key-authenticated GET (rate-limited, validated)', `${url}/api/v1/search/history?limit=1`, { seconds, headers: quarry.auth }),
+  },
+  {
+    label: 'GET /health with the API key (key verified, limiter read, no store read)',
+    run: () => load('GET /health with the API key (key verified, limiter read, no store read)', `${url}/health`, { seconds, headers: quarry.auth }),
   },
   {
     label: 'POST /api/v1/search (query varies)',
@@ -78,19 +92,20 @@ const cases: Array<{ label: string; run: () => Promise<LoadResult> }> = [
 try {
   const measured: Array<{ baseline: LoadResult; rows: LoadResult[] }> = [];
   for (let round = 1; round <= rounds; round++) {
-    const baseline = await load('bare Koa', bare.url, { seconds });
+    const baseline = await load('bare Koa', `${bare.url}/`, { seconds });
     const rows: LoadResult[] = [];
     for (const c of cases) rows.push(await c.run());
     measured.push({ baseline, rows });
     const ratios = rows.map((row) => (row.requestsPerSecond / baseline.requestsPerSecond).toFixed(2));
     console.log(`round ${round}: bare Koa ${baseline.requestsPerSecond} req/s; ratios ${cases.map((c, i) => `${c.label} ${ratios[i]}`).join(', ')}`);
   }
-  const keyRatio = (m: { baseline: LoadResult; rows: LoadResult[] }) => m.rows[1]!.requestsPerSecond / m.baseline.requestsPerSecond;
+  const keyRatio = (m: { baseline: LoadResult; rows: LoadResult[] }) => m.rows[KEY_GET]!.requestsPerSecond / m.baseline.requestsPerSecond;
   const sorted = [...measured].sort((a, b) => keyRatio(a) - keyRatio(b));
   const median = sorted[Math.floor(sorted.length / 2)]!;
   printTable(`Quarry request paths against bare Koa (median of ${rounds} rounds, ${seconds} s per case, 16 connections, built server, SQLite store, memory limits)`, median.baseline, median.rows);
   console.log(`\nkey-authenticated GET reaches ${keyRatio(median).toFixed(2)} x bare Koa throughput (median of ${rounds} rounds; target 0.5)`);
 } finally {
   bare.stop();
+  contractOnly.stop();
   await quarry.server.stop();
 }

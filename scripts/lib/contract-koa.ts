@@ -1,0 +1,41 @@
+/**
+ * A second baseline of `npm run bench`: Koa plus openapi-backend on Quarry's own openapi.yaml and nothing else. It
+ * routes and validates every request from the contract exactly as Quarry does (strict, coerced, ajv-formats), and
+ * its one handler answers GET /health with the same small body as bare Koa; no auth, limits, store or logging.
+ * The gap between it and bare Koa is what the mandated routing and validation cost by themselves. Run as its own process.
+ */
+import ajvFormats from 'ajv-formats';
+import Koa from 'koa';
+import { OpenAPIBackend } from 'openapi-backend';
+import { loadContract } from '../../src/api/contract.js';
+
+const api = new OpenAPIBackend({
+  definition: structuredClone(loadContract()) as never,
+  strict: false,
+  validate: true,
+  coerceTypes: true,
+  ajvOpts: { allErrors: true, strict: false },
+  customizeAjv: (ajv: unknown) => {
+    const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (a: unknown) => void;
+    addFormats(ajv);
+    return ajv as never;
+  },
+});
+api.register({
+  getHealth: async () => ({ status: 200, body: { success: true, data: { status: 'ok' } } }),
+  notFound: async () => ({ status: 404, body: { success: false } }),
+  validationFail: async () => ({ status: 400, body: { success: false } }),
+});
+await api.init();
+// As Quarry does (src/api/backend.ts): the operation list is built once, not on every routing call.
+const operations = api.router.getOperations();
+api.router.getOperations = () => operations;
+
+const app = new Koa();
+app.use(async (ctx) => {
+  const result = (await api.handleRequest({ method: ctx.method, path: ctx.path, query: ctx.querystring, headers: ctx.headers as Record<string, string> })) as { status: number; body: unknown };
+  ctx.status = result.status;
+  ctx.body = result.body;
+});
+const server = app.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
