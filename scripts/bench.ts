@@ -3,7 +3,8 @@
  * in this one run on this machine. Each server runs in its own process; autocannon drives it from this one.
  *   bare Koa                 a Koa app answering a small JSON body (the ceiling)
  *   Koa + openapi-backend    the same, routed and validated by openapi-backend on openapi.yaml (what the mandated
- *                            contract machinery costs on its own)
+ *                            contract machinery costs on its own), and again with its router and validator
+ *                            called directly (the floor of any use of openapi-backend)
  *   GET /health              public route through the whole pipeline (contract routing, validation, envelope)
  *   key-authenticated GET    GET /api/v1/search/history?limit=1 with an API key: key verified, rate-limited
  *                            (window, burst, concurrency), query validated, one indexed read
@@ -27,9 +28,9 @@ const rounds = Number(process.argv[3] ?? 3);
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 /** One of the two baselines (scripts/lib/bare-koa.ts, scripts/lib/contract-koa.ts) as its own process. */
-async function startBaseline(script: string): Promise<{ url: string; stop(): void }> {
+async function startBaseline(script: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
@@ -58,14 +59,19 @@ async function startQuarry() {
 
 const bare = await startBaseline('scripts/lib/bare-koa.ts');
 const contractOnly = await startBaseline('scripts/lib/contract-koa.ts');
+const contractLean = await startBaseline('scripts/lib/contract-koa.ts', { CONTRACT_MODE: 'lean' });
 const quarry = await startQuarry();
 const url = quarry.server.url;
 let n = 0;
-const KEY_GET = 2;
+const KEY_GET = 3;
 const cases: Array<{ label: string; run: () => Promise<LoadResult> }> = [
   {
     label: 'Koa + openapi-backend only (routing and validation on openapi.yaml, GET /health, no-op handler)',
     run: () => load('Koa + openapi-backend only (routing and validation on openapi.yaml, GET /health, no-op handler)', `${contractOnly.url}/health`, { seconds }),
+  },
+  {
+    label: 'Koa + openapi-backend router and validator called directly (GET /health, no handler)',
+    run: () => load('Koa + openapi-backend router and validator called directly (GET /health, no handler)', `${contractLean.url}/health`, { seconds }),
   },
   { label: 'GET /health', run: () => load('GET /health', `${url}/health`, { seconds }) },
   {
@@ -107,5 +113,6 @@ try {
 } finally {
   bare.stop();
   contractOnly.stop();
+  contractLean.stop();
   await quarry.server.stop();
 }
