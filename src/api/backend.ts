@@ -29,15 +29,11 @@ export function describeValidationErrors(errors: AjvErrorLike[]): { location: st
   });
 }
 
-/**
- * The contract is the route table: openapi-backend matches the operation, runs the security handlers, our
- * policies, validation, then `handlers[operationId]` (STYLE.md §1). Strict mode refuses handlers the contract
- * does not name.
- */
-export async function createApiBackend(services: Services): Promise<OpenAPIBackend> {
-  const api = new OpenAPIBackend({
+/** How openapi-backend reads openapi.yaml and validates requests: shared with the benchmark's contract-only baseline. */
+export function backendOptions(strict: boolean): ConstructorParameters<typeof OpenAPIBackend>[0] {
+  return {
     definition: structuredClone(loadContract()) as never,
-    strict: true,
+    strict,
     validate: true,
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false },
@@ -47,7 +43,25 @@ export async function createApiBackend(services: Services): Promise<OpenAPIBacke
       addFormats(ajv);
       return ajv as never;
     },
-  });
+  };
+}
+
+/**
+ * openapi-backend rebuilds its flat operation list (lodash over every path) on each routing call, which was a
+ * fifth of a request's CPU; the contract does not change after init, so the list is built once.
+ */
+export function freezeOperations(api: OpenAPIBackend): void {
+  const operations = api.router.getOperations();
+  api.router.getOperations = () => operations;
+}
+
+/**
+ * The contract is the route table: openapi-backend matches the operation, runs the security handlers, our
+ * policies, validation, then `handlers[operationId]` (STYLE.md §1). Strict mode refuses handlers the contract
+ * does not name.
+ */
+export async function createApiBackend(services: Services): Promise<OpenAPIBackend> {
+  const api = new OpenAPIBackend(backendOptions(true));
   api.register({
     ...handlers,
     postRoutingHandler: async (c: Context, env: HandlerEnv) => {
@@ -75,9 +89,6 @@ export async function createApiBackend(services: Services): Promise<OpenAPIBacke
   });
   for (const [name, handler] of Object.entries(securityHandlers(services))) api.registerSecurityHandler(name, handler);
   await api.init();
-  // openapi-backend rebuilds its flat operation list (lodash over every path) on each routing call, which
-  // was a fifth of a request's CPU; the contract does not change after init, so the list is built once.
-  const operations = api.router.getOperations();
-  api.router.getOperations = () => operations;
+  freezeOperations(api);
   return api;
 }
