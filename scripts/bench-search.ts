@@ -11,11 +11,12 @@
  *   as Quarry's (5), from the same load loop (node:http with keep-alive for Quarry), so the difference is Quarry:
  *   HTTP, auth, rate limit, validation, the read-only transaction around the statement, merging and JSON.
  * Latency is measured one request at a time with the two paths alternating on the same query (so both see the same
- * machine load); throughput with 8 concurrent clients, each path on its own.
+ * machine load); throughput with 8 concurrent clients, each path on its own. The HTTP floor is bare Koa answering the
+ * same JSON as a real search, from the same client: the part of the overhead that any HTTP API pays here.
  *   npx tsx scripts/bench-search.ts [seconds per case]
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ import { chooseTargets } from '../src/search/targets.js';
 import { ApiClient } from '../test/support/api-client.js';
 import { createKey, registerUser } from '../test/support/factories.js';
 import { liftKeyLimits } from './lib/bench.js';
-import { spawnServer } from './lib/spawn-server.js';
+import { freePort, spawnServer } from './lib/spawn-server.js';
 
 const seconds = Number(process.argv[2] ?? 8);
 const ROWS = 100_000;
@@ -181,25 +182,28 @@ try {
     throw new Error(`the search does not work: ${JSON.stringify(check.body).slice(0, 500)}`);
   }
 
-  const viaQuarry = (text: string) => new Promise<boolean>((resolve) => {
-    const body = JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT });
-    const req = request(`${server.url}/api/v1/search`, {
-      method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${key.secret}` },
+  /** One POST with this bench's client (node:http, keep-alive); true when 200 and the body holds `expect`. */
+  const post = (url: string, body: string, headers: Record<string, string>, expect: string) => new Promise<boolean>((resolve) => {
+    const req = request(url, {
+      method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(res.statusCode === 200 && Buffer.concat(chunks).includes('"status":"ok"')));
+      res.on('end', () => resolve(res.statusCode === 200 && Buffer.concat(chunks).includes(expect)));
     });
     req.on('error', () => resolve(false));
     req.end(body);
   });
+  const viaQuarry = (text: string) =>
+    post(`${server.url}/api/v1/search`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT }), { authorization: `Bearer ${key.secret}` }, '"status":"ok"');
   const viaPg = async (text: string) => {
     const statement = statementFor(text);
     await direct.query(statement.sql, statement.params);
     return true;
   };
 
-  // The statement as Quarry's executor runs it: in its own read-only transaction with a statement timeout.
+  // The statement in a read-only transaction with a statement timeout, the plain way: BEGIN, statement, COMMIT, three
+  // round trips. (Quarry's executor sends BEGIN with the statement and COMMITs after answering: one on the path.)
   const viaPgReadOnly = async (text: string) => {
     const statement = statementFor(text);
     const client = await direct.connect();
@@ -213,13 +217,30 @@ try {
     }
   };
 
+  // The HTTP floor: bare Koa answering this very search's JSON, no search behind it, from the same client code.
+  const answerFile = join(dataDir, 'answer.json');
+  writeFileSync(answerFile, JSON.stringify(check.body));
+  const floorPort = await freePort();
+  const floorServer = spawn(process.execPath, ['--import', 'tsx', 'scripts/lib/bare-koa.ts'], { cwd: root, env: { ...process.env, PORT: String(floorPort), BODY_FILE: answerFile }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => floorServer.stdout!.once('data', () => resolve()));
+  const viaFloor = (text: string) => post(`http://127.0.0.1:${floorPort}/`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT }), {}, '"success":true');
+  const floorLatencies: number[] = [];
+  for (let i = 0; i < 100; i++) await viaFloor(queries.rare200[i % 200]!);
+  for (let i = 0; i < 1000; i++) {
+    const t0 = performance.now();
+    await viaFloor(queries.rare200[i % 200]!);
+    floorLatencies.push(performance.now() - t0);
+  }
+  floorServer.kill('SIGTERM');
+  const floor = summary('bare Koa answering the same JSON', 1, floorLatencies, 1, 0);
+
   const rows: Array<[Measure, Measure, number | null]> = [];
   for (const [name, set] of [['rare200', queries.rare200], ['common200', queries.common200]] as const) {
     const query = (i: number) => set[i % set.length]!;
     rows.push(await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i))));
     if (name === 'rare200') {
       const [plain, readOnly, pairDiff] = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaPgReadOnly(query(i)));
-      readOnly.label = `pg direct in a read-only transaction (as Quarry's executor), ${name}`;
+      readOnly.label = `pg direct in a read-only transaction (BEGIN, statement, COMMIT), ${name}`;
       rows.push([plain, readOnly, pairDiff]);
     }
     const concurrency = 8;
@@ -241,7 +262,8 @@ try {
     }
   }
   const single = rows.filter(([p, q]) => p.concurrency === 1 && q.label.startsWith('Quarry')).map(([p, q]) => q.p50 - p.p50);
-  console.log(`\noverhead at p50, one request at a time: ${single[0]!.toFixed(2)} ms (rare200), ${single[1]!.toFixed(2)} ms (common200); target < 2 ms`);
+  console.log(`\nHTTP floor, ${floor.label} (${Math.round(JSON.stringify(check.body).length / 1024)} KB), one request at a time: p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`);
+  console.log(`overhead at p50, one request at a time: ${single[0]!.toFixed(2)} ms (rare200), ${single[1]!.toFixed(2)} ms (common200); target < 2 ms`);
 } finally {
   agent.destroy();
   await direct.end();
