@@ -26,10 +26,12 @@ interface Entry {
 
 const DEFAULT_IDLE_CLOSE_MS = 5 * 60_000;
 
-/** Settings identity without keeping a second copy of the password in memory. */
 const fingerprints = new WeakMap<ConnectionSettings, string>();
 
-/** Settings objects are never changed once made (DatabaseService keeps one per record), so each is hashed once. */
+/**
+ * Settings identity without keeping a second copy of the password in memory. Settings objects are never changed once
+ * made (DatabaseService keeps one per record), so each is hashed once.
+ */
 function fingerprint(settings: ConnectionSettings): string {
   let print = fingerprints.get(settings);
   if (print === undefined) {

@@ -40,10 +40,13 @@ class ReadOnlyStatement extends BaseQuery {
   }
 }
 
-/** Opens a read-only transaction with a statement timeout and runs `sql` in it; resolves with the statement's rows. */
+/**
+ * Opens a read-only transaction with a statement timeout (whole milliseconds, at least 1) and runs `sql` in it;
+ * resolves with the statement's rows.
+ */
 export function queryInReadOnlyTransaction<Row>(client: pg.PoolClient, sql: string, params: unknown[], timeoutMs: number): Promise<Row[]> {
   return new Promise<Row[]>((resolve, reject) => {
-    const statement = new ReadOnlyStatement(sql, params, Math.max(1, Math.ceil(timeoutMs)), (error, results) => {
+    const statement = new ReadOnlyStatement(sql, params, timeoutMs, (error, results) => {
       if (error) return reject(error);
       // One result per command: BEGIN, SET, then the statement's.
       const all = Array.isArray(results) ? results : [results];

@@ -11,6 +11,9 @@ import { queryInReadOnlyTransaction } from './postgres-pipeline.js';
 import { assertReadOnlySql } from './read-only-guard.js';
 import type { ConnectionSettings, PooledExecutor, PoolOptions, PoolStats, QueryOptions } from './types.js';
 
+/** The next turn of the event loop: the caller's continuation (building the response) runs before the COMMIT is written. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function quotePostgresIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
@@ -62,8 +65,6 @@ export function createPostgresExecutor(
   ): { rows: Promise<Row[]>; ended: Promise<void> } {
     // BEGIN READ ONLY, SET LOCAL statement_timeout and the statement in one round trip (postgres-pipeline.ts).
     const rows = queryInReadOnlyTransaction<Row>(client, sql, params, timeoutSetting(timeoutMs));
-    // setImmediate: the caller's continuation (building the response) runs before the COMMIT is written.
-    const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
     const ended = rows.then(
       () => nextTurn().then(() => client.query('COMMIT')),
       () => client.query('ROLLBACK'),

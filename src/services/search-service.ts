@@ -159,10 +159,11 @@ export class SearchService {
     }
 
     const cache = this.deps.cache;
+    // null when results are not cached (SEARCH_CACHE_TTL_MS=0): no key to hash, no page to serialise.
     const cacheKey = cache.enabled
       ? createHash('sha256').update(JSON.stringify({ fingerprint, offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
-      : '';
-    const cached = cache.enabled ? await cache.get(cacheKey) : null;
+      : null;
+    const cached = cacheKey ? await cache.get(cacheKey) : null;
     if (cached) {
       const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
       const data = { ...entry.data, tookMs: Math.max(0, Math.round(this.now() - started)) };
@@ -185,7 +186,7 @@ export class SearchService {
     });
     const tables = [...new Set(outcomes.flatMap((o) => o.tables.map((t) => this.tableName(t))))];
     const failed = outcomes.filter((o) => o.status !== 'ok').length;
-    if (failed === 0 && cache.enabled) await cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
+    if (failed === 0 && cacheKey) await cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
     this.record(caller, data, records, tables, failed === 0 ? 'ok' : failed === outcomes.length ? 'error' : 'partial');
     return data;
   }
