@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { createApiBackend } from './api/backend.js';
 import { dispatch } from './api/dispatch.js';
+import { ContractPipeline } from './api/pipeline.js';
 import { responseValidator, type ContractViolation } from './api/response-validator.js';
 import type { Config } from './config/config.js';
 import { errorTranslator } from './http/error-translator.js';
@@ -33,7 +34,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   if (config.validateResponses) koa.use(responseValidator(api, contractViolations));
   koa.use(errorTranslator(logger));
   koa.use(jsonBody(config.bodyLimit));
-  koa.use(dispatch(api, services));
+  koa.use(dispatch(new ContractPipeline(api), services));
   koa.on('error', (error) => logger.debug({ err: error }, 'koa error event'));
   return { koa, api, contractViolations };
 }

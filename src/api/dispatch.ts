@@ -1,15 +1,15 @@
 import type { Middleware } from 'koa';
-import type { OpenAPIBackend } from 'openapi-backend';
 import { successBody } from '../http/envelope.js';
 import type { Services } from '../services/index.js';
+import type { ContractPipeline } from './pipeline.js';
 import type { HandlerEnv, RawReply, Reply, RequestState } from './types.js';
 
-/** Hands the request to openapi-backend and writes what the handler returned, enveloped. */
-export function dispatch(api: OpenAPIBackend, services: Services): Middleware {
+/** Hands the request to the contract's pipeline and writes what the handler returned, enveloped. */
+export function dispatch(pipeline: ContractPipeline, services: Services): Middleware {
   return async (ctx) => {
     const state = ctx.state as RequestState;
     const env: HandlerEnv = { services, state, requestId: state.requestId, ip: ctx.ip };
-    const result = (await api.handleRequest(
+    const result = await pipeline.handle(
       {
         method: ctx.method,
         path: ctx.path,
@@ -18,7 +18,7 @@ export function dispatch(api: OpenAPIBackend, services: Services): Middleware {
         body: (ctx.request as { body?: unknown }).body,
       },
       env,
-    )) as Reply | RawReply;
+    );
     ctx.status = result.status;
     if ('raw' in result) {
       ctx.type = result.contentType;
