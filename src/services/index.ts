@@ -14,6 +14,7 @@ import { violationRepository } from '../repositories/violation-repository.js';
 import type { Migrator } from '../store/migrator.js';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
 import { KeyCache } from './key-cache.js';
+import { HistoryCache } from './history-cache.js';
 import { PoolManager } from '../connectors/index.js';
 import { AccountsService } from './accounts-service.js';
 import { AdminAnalyticsService } from './admin-analytics-service.js';
@@ -27,7 +28,7 @@ import { LimitsService } from './limits-service.js';
 import { MigrationService } from './migration-service.js';
 import { RateLimitService } from './rate-limit-service.js';
 import { RetentionService } from './retention-service.js';
-import { SearchHistoryService } from './search-history-service.js';
+import { SearchHistoryService, type History } from './search-history-service.js';
 import { SearchRecorder } from './search-recorder.js';
 import { SearchService } from './search-service.js';
 import { SuggestionService } from './suggestion-service.js';
@@ -102,7 +103,12 @@ export function createServices(infra: Infrastructure) {
   connectionListeners.push(semantic.onConnectionChanged);
   // Analytics: searches are recorded in batches; every read flushes them first, so it sees the caller's latest.
   const clock = now ?? Date.now;
-  const searchRecorder = new SearchRecorder({ records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
+  const historyCache = new HistoryCache<History>(bus, 5_000);
+  const searchRecorder = new SearchRecorder({
+    records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError,
+    onRecorded: (userId) => historyCache.forget(userId),
+    onWritten: (userIds) => userIds.forEach((userId) => historyCache.changed(userId)),
+  });
   // Search (issue 6): federated full-text search and suggestions; their caches drop a connection's entries when it changes.
   const searchCacheTtl = config.searchCacheTtlMs;
   const search = new SearchService({
@@ -139,6 +145,7 @@ export function createServices(infra: Infrastructure) {
     },
     retentionDays: config.analyticsRetentionDays,
     onError: (error) => logger.error({ err: error }, 'analytics retention failed'),
+    onDeleted: () => historyCache.changed('*'),
     now: clock,
   });
   const health = new HealthService({
@@ -170,7 +177,7 @@ export function createServices(infra: Infrastructure) {
     analytics: new AnalyticsService({ ...analyticsReads, connections: databaseConnectionRepository, keys: apiKeyRepository }),
     adminAnalytics: new AdminAnalyticsService({ ...analyticsReads, users: userRepository, roleOf: (user) => accounts.roleOf(user) }),
     analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, keys: apiKeyRepository, upgradeUrl: config.upgradeUrl }),
-    searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository }),
+    searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository, cache: historyCache }),
     rateLimit: new RateLimitService({ limits, logs: requestLogRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
   };
 }

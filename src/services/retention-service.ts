@@ -7,6 +7,8 @@ export interface RetentionDeps {
   /** How often the job runs; it also runs once at start. */
   intervalMs?: number;
   batchSize?: number;
+  /** Rows were deleted (those of caches built from them must go too). */
+  onDeleted?(deleted: Record<string, number>): void;
 }
 
 /**
@@ -63,6 +65,7 @@ export class RetentionService {
         if (count < batchSize || this.stopped) break;
       }
     }
+    if (Object.values(deleted).some((count) => count > 0)) this.deps.onDeleted?.(deleted);
     return deleted;
   }
 }

@@ -5,8 +5,9 @@ import { bucketRange } from '../repositories/time-buckets.js';
 import { resolveRange } from './analytics-range.js';
 import { round1 } from './analytics-service.js';
 import type { KeyCaller } from './callers.js';
+import type { HistoryCache } from './history-cache.js';
 
-type History = components['schemas']['SearchHistoryResponse']['data'];
+export type History = components['schemas']['SearchHistoryResponse']['data'];
 type Trends = components['schemas']['SearchTrendsResponse']['data'];
 type HistoryQuery = NonNullable<operations['getSearchHistory']['parameters']['query']>;
 type TrendsQuery = NonNullable<operations['getSearchTrends']['parameters']['query']>;
@@ -16,6 +17,8 @@ export interface SearchHistoryDeps {
   stats: Pick<SearchStatsRepository, 'totals' | 'topQueries' | 'byBucket'>;
   flushPending(): Promise<void>;
   now(): number;
+  /** Pages already read, per user, until that user's searches change. */
+  cache?: HistoryCache<History>;
 }
 
 /** getSearchHistory / getSearchTrends: the key owner's searches (made with any of their keys), read with a key. */
@@ -25,9 +28,14 @@ export class SearchHistoryService {
   async history(caller: KeyCaller, query: HistoryQuery): Promise<History> {
     const limit = query.limit ?? 20;
     const offset = query.offset ?? 0;
+    const { cache } = this.deps;
+    const page = `${limit}:${offset}`;
+    const cached = cache?.get(caller.user.id, page);
+    if (cached) return cached;
     await this.deps.flushPending();
+    const readAt = cache?.clock() ?? 0;
     const { rows, total } = await this.deps.records.page(caller.user.id, limit, offset);
-    return {
+    const history: History = {
       total,
       limit,
       offset,
@@ -43,6 +51,8 @@ export class SearchHistoryService {
         createdAt: row.createdAt.toISOString(),
       })),
     };
+    cache?.set(caller.user.id, page, history, readAt);
+    return history;
   }
 
   /** The period (day, week or month, as in the analytics ranges) ending today; volume per day. */

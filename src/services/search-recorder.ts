@@ -26,6 +26,10 @@ export interface SearchRecorderDeps {
   flushMs: number;
   onError(error: unknown): void;
   maxBuffered?: number;
+  /** A user's search was buffered: it is not in the store yet, but this process's readers flush first. */
+  onRecorded?(userId: string): void;
+  /** These users' searches are in the store now. */
+  onWritten?(userIds: string[]): void;
 }
 
 /**
@@ -35,9 +39,12 @@ export interface SearchRecorderDeps {
 export class SearchRecorder {
   private readonly writer: BatchWriter<SearchRecordRow>;
 
-  constructor(deps: SearchRecorderDeps) {
+  constructor(private readonly deps: SearchRecorderDeps) {
     this.writer = new BatchWriter({
-      write: (batch) => deps.records.insertMany(batch),
+      write: async (batch) => {
+        await deps.records.insertMany(batch);
+        deps.onWritten?.([...new Set(batch.map((row) => row.userId))]);
+      },
       flushMs: deps.flushMs,
       onError: deps.onError,
       label: 'search records',
@@ -64,6 +71,7 @@ export class SearchRecorder {
       unindexedTables: input.unindexedTables,
       createdAt: input.createdAt,
     });
+    this.deps.onRecorded?.(input.userId);
   }
 
   flush(): Promise<void> {
