@@ -5,7 +5,7 @@ import { InitialKeyExistsError, type ApiKeyRecord, type ApiKeyRepository } from 
 import type { UserRepository } from '../repositories/user-repository.js';
 import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secretMatches } from './api-key-secrets.js';
 import type { KeyCaller, UserCaller } from './callers.js';
-import type { KeyCache } from './key-cache.js';
+import { KeyCache } from './key-cache.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type NewApiKeyView = components['schemas']['NewApiKey'];
@@ -172,7 +172,8 @@ export class ApiKeyService {
     const readAt = this.deps.cache.clock();
     const cached = this.deps.cache.get(parsed.publicId);
     const key = cached?.key ?? (await this.deps.keys.findByPublicId(parsed.publicId));
-    if (!key || key.environment !== parsed.environment || !secretMatches(token, key.secretHash, this.deps.pepper)) {
+    const verified = cached !== null && KeyCache.isVerified(cached, token);
+    if (!key || key.environment !== parsed.environment || !(verified || secretMatches(token, key.secretHash, this.deps.pepper))) {
       throw new AppError('INVALID_API_KEY', 'The API key is not valid.');
     }
     const prefix = { keyPrefix: keyPrefix(key.environment, key.publicId) };
@@ -182,7 +183,7 @@ export class ApiKeyService {
     }
     const user = cached?.user ?? (await this.deps.users.findById(key.userId));
     if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix);
-    if (!cached) this.deps.cache.set(parsed.publicId, key, user, readAt);
+    if (!cached) this.deps.cache.set(parsed.publicId, key, user, readAt, token);
     return { kind: 'key', key, user };
   }
 

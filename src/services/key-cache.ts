@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { ApiKeyRecord } from '../repositories/api-key-repository.js';
 import type { UserRecord } from '../repositories/user-repository.js';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
@@ -6,6 +7,12 @@ interface Entry {
   key: ApiKeyRecord;
   user: UserRecord;
   storedAt: number;
+  /**
+   * The full key that was verified against the stored hash when this entry was made. Comparing a request's key
+   * with it spares the HMAC on every request (it was a tenth of a key request's CPU); it lives only as long as
+   * the entry (ttlMs) and only in this process's memory, which sees every presented key anyway.
+   */
+  verifiedSecret: Buffer;
 }
 
 /**
@@ -44,6 +51,12 @@ export class KeyCache {
     return entry;
   }
 
+  /** Whether `secret` is the very key this entry was verified with (in constant time). */
+  static isVerified(entry: Entry, secret: string): boolean {
+    const presented = Buffer.from(secret);
+    return presented.length === entry.verifiedSecret.length && timingSafeEqual(presented, entry.verifiedSecret);
+  }
+
   clock(): number {
     return this.now();
   }
@@ -52,11 +65,11 @@ export class KeyCache {
    * Caches what a read that started at `readAt` found, unless the key or its user was invalidated since: a
    * revocation racing with that read must win.
    */
-  set(publicId: string, key: ApiKeyRecord, user: UserRecord, readAt: number): void {
+  set(publicId: string, key: ApiKeyRecord, user: UserRecord, readAt: number, verifiedSecret: string): void {
     const staleAfter = Math.max(this.invalidatedAt.get(`key:${publicId}`) ?? -1, this.invalidatedAt.get(`user:${user.id}`) ?? -1);
     if (staleAfter >= readAt) return;
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(publicId, { key, user, storedAt: this.now() });
+    this.entries.set(publicId, { key, user, storedAt: this.now(), verifiedSecret: Buffer.from(verifiedSecret) });
     // The invalidation marks only matter while such a read can be in flight; keep the map small.
     if (this.invalidatedAt.size > this.maxEntries) this.invalidatedAt.clear();
   }

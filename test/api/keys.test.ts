@@ -101,6 +101,15 @@ describe('key authentication', () => {
     expect((await keyProbe(key.secret.slice(0, -1) + last)).body.error.code).toBe('INVALID_API_KEY');
   });
 
+  it('when the key was just verified (cached) and its secret part is then altered, then still 401 INVALID_API_KEY', async () => {
+    const key = await createKey(t.client, user);
+    expect((await keyProbe(key.secret)).status).toBe(200);
+    const last = key.secret.at(-1) === 'a' ? 'b' : 'a';
+    expect((await keyProbe(key.secret.slice(0, -1) + last)).body.error.code).toBe('INVALID_API_KEY');
+    expect((await keyProbe(key.secret.slice(0, -2))).body.error.code).toBe('MALFORMED_API_KEY');
+    expect((await keyProbe(key.secret)).status).toBe(200);
+  });
+
   it('when the key lacks the permission, then 403 INSUFFICIENT_PERMISSIONS; admin implies it', async () => {
     const searchOnly = await createKey(t.client, user, { permissions: ['search'] });
     const denied = await t.client.get('/api/v1/rate-limit/analytics', { token: searchOnly.secret });
