@@ -29,6 +29,8 @@ const nextTier: Record<TierName, string> = {
   enterprise: 'Contact us for custom limits above the enterprise tier.',
 };
 
+const windowText = String(WINDOW_SECONDS);
+
 /** How long a concurrency slot is held at most, should a response never finish (a crashed process). */
 const leaseTtlMs = 120_000;
 
@@ -42,6 +44,7 @@ export function keyLimits(key: KeyCaller['key']) {
  */
 export class LimitsService {
   private readonly now: () => number;
+  private lastReset = { ms: NaN, text: '' };
 
   constructor(private readonly deps: LimitsDeps) {
     this.now = deps.now ?? Date.now;
@@ -99,13 +102,18 @@ export class LimitsService {
   }
 
   private setHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string): void {
-    Object.assign(env.state.responseHeaders, {
-      'X-RateLimit-Limit': String(decision.limit),
-      'X-RateLimit-Remaining': String(decision.remaining),
-      'X-RateLimit-Reset': decision.resetAt.toISOString(),
-      'X-RateLimit-Tier': tier,
-      'X-RateLimit-Window': String(WINDOW_SECONDS),
-    });
+    const headers = env.state.responseHeaders;
+    headers['X-RateLimit-Limit'] = String(decision.limit);
+    headers['X-RateLimit-Remaining'] = String(decision.remaining);
+    headers['X-RateLimit-Reset'] = this.resetText(decision.resetAt.getTime());
+    headers['X-RateLimit-Tier'] = tier;
+    headers['X-RateLimit-Window'] = windowText;
+  }
+
+  /** The reset moment as ISO text; a busy key's oldest request (hence its reset) rarely moves between requests. */
+  private resetText(ms: number): string {
+    if (ms !== this.lastReset.ms) this.lastReset = { ms, text: new Date(ms).toISOString() };
+    return this.lastReset.text;
   }
 
   private refuseOrSetHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string, upgradeFrom: TierName | null): void {

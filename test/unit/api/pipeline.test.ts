@@ -95,6 +95,12 @@ describe('ContractPipeline', () => {
     expect(await pipeline.handle(structuredClone(request), env)).toEqual(expected);
   });
 
+  it('when a query uses bracket syntax the contract never declares, then it fails validation as an unknown parameter', async () => {
+    const pipeline = new ContractPipeline(await backend(securityHandlers));
+    const result = await pipeline.handle({ method: 'GET', path: '/items', query: 'limit[x]=1&tag[]=a', headers: { authorization: 'Bearer key' } }, env);
+    expect(result).toMatchObject({ handler: 'validationFail', errors: ['/query additionalProperties', '/query additionalProperties'] });
+  });
+
   it('when a handler coerces path parameters, then the remembered route keeps the originals', async () => {
     const api = await backend(securityHandlers, { getItem: async (c: Context) => ((c.request.params as Record<string, string>).itemId = 'changed') });
     const pipeline = new ContractPipeline(api);
