@@ -101,6 +101,13 @@ describe('ContractPipeline', () => {
     expect(result).toMatchObject({ handler: 'validationFail', errors: ['/query additionalProperties', '/query additionalProperties'] });
   });
 
+  it('when a query parameter is named __proto__, then it is an unknown parameter, and no prototype changes', async () => {
+    const pipeline = new ContractPipeline(await backend(securityHandlers));
+    const result = await pipeline.handle({ method: 'GET', path: '/items', query: '__proto__=x&limit=2', headers: { authorization: 'Bearer key' } }, env);
+    expect(result).toMatchObject({ handler: 'validationFail', errors: ['/query additionalProperties'] });
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
   it('when a handler coerces path parameters, then the remembered route keeps the originals', async () => {
     const api = await backend(securityHandlers, { getItem: async (c: Context) => ((c.request.params as Record<string, string>).itemId = 'changed') });
     const pipeline = new ContractPipeline(api);
