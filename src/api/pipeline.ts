@@ -34,14 +34,16 @@ const maxRememberedRoutes = 10_000;
 /**
  * Form-style query parameters (all the constructor admits): repeated names become arrays. They read the same as
  * through qs, which openapi-backend uses for bracket syntaxes the contract never declares, at a fifth of the cost.
- * No prototype, so a parameter named `__proto__` is just an unknown parameter.
+ * A parameter named `__proto__` is defined as an own property (an unknown parameter), never set as the prototype.
  */
 function parseFormQuery(text: string): Record<string, unknown> {
-  const query: Record<string, unknown> = Object.create(null);
-  for (const [name, value] of new URLSearchParams(text)) {
-    const previous = query[name];
-    query[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
-  }
+  const query: Record<string, unknown> = {};
+  new URLSearchParams(text).forEach((value, name) => {
+    const previous = Object.hasOwn(query, name) ? query[name] : undefined;
+    const next = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    if (name === '__proto__') Object.defineProperty(query, name, { value: next, enumerable: true, writable: true, configurable: true });
+    else query[name] = next;
+  });
   return query;
 }
 /** The lifecycle handlers every request may reach; the pipeline refuses to start without them (fail closed). */
