@@ -8,7 +8,8 @@ import type { HandlerEnv, RawReply, Reply, RequestState } from './types.js';
 export function dispatch(pipeline: ContractPipeline, services: Services): Middleware {
   return async (ctx) => {
     const state = ctx.state as RequestState;
-    const env: HandlerEnv = { services, state, requestId: state.requestId, ip: ctx.ip };
+    // The client address is read only where a limit is per IP: behind a proxy it means parsing X-Forwarded-For.
+    const env: HandlerEnv = { services, state, requestId: state.requestId, get ip() { return ctx.ip; } };
     const result = await pipeline.handle(
       {
         method: ctx.method,

@@ -32,6 +32,11 @@ export function jsonBody(limitBytes: number): Middleware {
     if (Number(ctx.get('Content-Length') || 0) > limitBytes) {
       throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limit: limitBytes });
     }
+    if (!hasBody) {
+      // What koa-bodyparser answers for a request without a body, without its content-type negotiation.
+      (ctx.request as { body?: unknown }).body = {};
+      return next();
+    }
     await parse(ctx, next);
   };
 }
