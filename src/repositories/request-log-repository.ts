@@ -1,6 +1,7 @@
 import { fn, col, Op, type InferCreationAttributes } from 'sequelize';
 import { RequestLogModel } from '../models/index.js';
 import { bucketExpression, type BucketUnit } from './time-buckets.js';
+import { storedTimestamp } from './sql-helpers.js';
 
 export type NewRequestLog = Omit<InferCreationAttributes<RequestLogModel>, 'id'>;
 
@@ -44,7 +45,7 @@ export const requestLogRepository = {
         duration_ms: row.durationMs,
         rate_limited: row.rateLimited,
         counted: row.counted,
-        created_at: row.createdAt,
+        created_at: storedTimestamp(row.createdAt),
       })),
     );
   },

@@ -15,6 +15,15 @@ export function toDate(value: unknown): Date | null {
 }
 
 /**
+ * A timestamp as the text Sequelize writes for it on both dialects (`YYYY-MM-DD HH:MM:SS.SSS +00:00`, the store's
+ * timezone being UTC), made without moment: for rows written on every request, formatting dates was a tenth of the
+ * write's cost.
+ */
+export function storedTimestamp(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', ' +00:00');
+}
+
+/**
  * `ORDER BY` term for a text column that sorts by code point on both dialects, so ties break identically:
  * PostgreSQL would otherwise use the database's locale collation, SQLite compares bytes.
  */
