@@ -39,9 +39,10 @@ export function evaluate(
   const reason =
     blockedUntilMs > nowMs ? 'blocked' : used >= rule.limit ? 'hourly' : burstUsed >= rule.burstLimit ? 'burst' : null;
   if (reason === null) {
-    const admitted = { allowed: true, reason, blockedUntilMs: null, retryAtMs: null, startBlock: false };
-    if (dryRun) return { ...admitted, used, oldestMs, record: false };
-    return { ...admitted, used: used + 1, oldestMs: oldestMs ?? nowMs, record: true };
+    // Object literals, not a spread of a shared part plus fields: on Node 20's V8 that pattern takes a slow runtime
+    // path (about 5 µs, most of a request's limiter time).
+    if (dryRun) return { allowed: true, reason, used, oldestMs, blockedUntilMs: null, retryAtMs: null, record: false, startBlock: false };
+    return { allowed: true, reason, used: used + 1, oldestMs: oldestMs ?? nowMs, blockedUntilMs: null, retryAtMs: null, record: true, startBlock: false };
   }
 
   const startBlock = reason !== 'blocked' && rule.blockSeconds > 0 && !dryRun;

@@ -109,7 +109,9 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
       const ranking = decodeRank(rows, target.keys.length, window, decodeDetail);
       if (!bounded || rows.length === 0) return ranking;
       const matches = num(rows[0]!.quarry_matches);
-      return { ...ranking, total: Math.min(matches, COUNT_CAP), totalIsEstimate: matches > COUNT_CAP };
+      ranking.total = Math.min(matches, COUNT_CAP);
+      ranking.totalIsEstimate = matches > COUNT_CAP;
+      return ranking;
     },
 
     decodeDetails(rows) {

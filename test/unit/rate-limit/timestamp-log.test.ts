@@ -29,6 +29,34 @@ describe('TimestampLog', () => {
     expect(log.nthAfter(0, 1000)).toBe(6000);
   });
 
+  it('when cutoffs move forward, jump back or far ahead between calls, then every answer equals a plain scan', () => {
+    // A seeded generator, so a failure repeats.
+    let seed = 42;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const log = new TimestampLog();
+    let kept: number[] = [];
+    let now = 1_000;
+    for (let step = 0; step < 20_000; step++) {
+      now += Math.floor(random() * 5);
+      const ts = random() < 0.05 ? now - Math.floor(random() * 50) : now; // some arrive out of order
+      log.add(ts);
+      kept.push(ts);
+      kept.sort((a, b) => a - b);
+      if (random() < 0.3) {
+        const cutoff = now - 2_000;
+        log.dropUpTo(cutoff);
+        kept = kept.filter((t) => t > cutoff);
+      }
+      const cutoffs = [now - 2_000, now - 100, now - Math.floor(random() * 3_000), now + 1];
+      for (const cutoff of cutoffs) {
+        const after = kept.filter((t) => t > cutoff);
+        expect(log.countAfter(cutoff)).toBe(after.length);
+        if (after.length > 0) expect(log.nthAfter(cutoff, 0)).toBe(after[0]);
+      }
+    }
+    expect(log.size).toBe(kept.length);
+  });
+
   it('when asked for an entry that does not exist, then it throws a RangeError', () => {
     expect(() => new TimestampLog().nthAfter(0, 0)).toThrow(RangeError);
   });
