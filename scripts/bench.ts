@@ -7,7 +7,10 @@
  *                            called directly (the floor of any use of openapi-backend)
  *   GET /health              public route through the whole pipeline (contract routing, validation, envelope)
  *   key-authenticated GET    GET /api/v1/search/history?limit=1 with an API key: key verified, rate-limited
- *                            (window, burst, concurrency), query validated, one indexed read
+ *                            (window, burst, concurrency), query validated, usage recorded; the page comes from
+ *                            the per-user history cache (the user does not search during the case)
+ *   ... reading the store    the same with the offset varied per request, so every request misses the cache and
+ *                            reads the page from the store (SQLite through Sequelize)
  *   GET /health with key     the key verified and the limiter read, no store read (auth and limits without I/O)
  *   search                   POST /api/v1/search over a SQLite FTS5 table, the query varied per request
  *   npx tsx scripts/bench.ts [seconds per case] [rounds]
@@ -70,6 +73,11 @@ const cases: Array<{ label: string; url: string; options?: LoadOptions; keyGet?:
   { label: 'Koa + openapi-backend router and validator called directly (GET /health, no handler)', url: `${contractLean.url}/health` },
   { label: 'GET /health', url: `${url}/health` },
   { label: 'key-authenticated GET (rate-limited, validated)', url: `${url}/api/v1/search/history?limit=1`, options: { headers: quarry.auth }, keyGet: true },
+  {
+    label: 'the same GET reading the store (offset varied per request: no cache hit)',
+    url: `${url}/api/v1/search/history?limit=1`,
+    options: { headers: quarry.auth, path: () => `/api/v1/search/history?limit=1&offset=${n++ % 100_000}` },
+  },
   { label: 'GET /health with the API key (key verified, limiter read, no store read)', url: `${url}/health`, options: { headers: quarry.auth } },
   {
     label: 'POST /api/v1/search (query varies)',

@@ -11,12 +11,12 @@ export interface LoadResult {
 
 /**
  * Drives one URL with autocannon from this process (the server runs in another), after a warm-up.
- * `requests` lets each request differ (e.g. a new query), so no cache flatters the figure.
+ * `body` and `path` let each request differ (a new query, a new page), so no cache flatters the figure.
  */
 export async function load(
   label: string,
   url: string,
-  options: { headers?: Record<string, string>; seconds?: number; connections?: number; method?: string; body?: () => string } = {},
+  options: { headers?: Record<string, string>; seconds?: number; connections?: number; method?: string; body?: () => string; path?: () => string } = {},
 ): Promise<LoadResult> {
   const run = (duration: number) =>
     autocannon({
@@ -25,7 +25,9 @@ export async function load(
       headers: options.headers,
       connections: options.connections ?? 16,
       duration,
-      ...(options.body ? { requests: [{ setupRequest: (request: object) => ({ ...request, body: options.body!() }) }] } : {}),
+      ...(options.body || options.path
+        ? { requests: [{ setupRequest: (request: object) => ({ ...request, ...(options.body && { body: options.body() }), ...(options.path && { path: options.path() }) }) }] }
+        : {}),
     });
   await run(2);
   const result = await run(options.seconds ?? 8);

@@ -20,6 +20,8 @@ export class HistoryCache<Page> {
     private readonly ttlMs: number,
     private readonly maxUsers = 10_000,
     private readonly now: () => number = Date.now,
+    /** Pages kept per user: a client walking through every offset must not grow memory without bound. */
+    private readonly maxPagesPerUser = 20,
   ) {
     bus.subscribe(HISTORY_TOPIC, (userId) => this.forget(userId));
   }
@@ -47,6 +49,7 @@ export class HistoryCache<Page> {
       entry = { pages: new Map(), storedAt: this.now() };
       this.users.set(userId, entry);
     }
+    if (entry.pages.size >= this.maxPagesPerUser) entry.pages.delete(entry.pages.keys().next().value!);
     entry.pages.set(page, value);
   }
 

@@ -61,6 +61,13 @@ describe('HistoryCache', () => {
     expect(a.get('u1', '20:0')).toBeNull();
   });
 
+  it('when one user reads more pages than its bound, then their oldest page goes first', () => {
+    const cache = new HistoryCache<History>(new MemoryBus(), 5_000, 10, Date.now, 3);
+    for (let offset = 0; offset < 4; offset++) cache.set('u1', `20:${offset}`, page(offset), cache.clock() - 1);
+    expect(cache.get('u1', '20:0')).toBeNull();
+    expect(cache.get('u1', '20:3')).toEqual(page(3));
+  });
+
   it('when more users than its bound are cached, then the oldest goes first', () => {
     const { a } = twoProcesses();
     for (let i = 0; i < 11; i++) a.set(`u${i}`, '20:0', page(i), a.clock() - 1);
