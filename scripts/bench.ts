@@ -2,7 +2,8 @@
  * `npm run bench` (issue 9): throughput and latency of Quarry's request paths as ratios to bare Koa, all measured
  * in this one run on this machine. Each server runs in its own process; autocannon drives it from this one.
  *   bare Koa                 a Koa app answering a small JSON body (the ceiling)
- *   Koa + openapi-backend    the same, routed and validated by openapi-backend on openapi.yaml (what the mandated
+ *   Koa in Quarry's shape    bare Koa answering with Quarry's headers and envelope, no work behind them
+ *   Koa + openapi-backend    the same small body, routed and validated by openapi-backend on openapi.yaml (what the mandated
  *                            contract machinery costs on its own), and again with its router and validator
  *                            called directly (the floor of any use of openapi-backend)
  *   GET /health              public route through the whole pipeline (contract routing, validation, envelope)
@@ -61,6 +62,7 @@ async function startQuarry() {
 }
 
 const bare = await startBaseline('scripts/lib/bare-koa.ts');
+const shaped = await startBaseline('scripts/lib/bare-koa.ts', { QUARRY_SHAPE: '1' });
 const contractOnly = await startBaseline('scripts/lib/contract-koa.ts');
 const contractLean = await startBaseline('scripts/lib/contract-koa.ts', { CONTRACT_MODE: 'lean' });
 const quarry = await startQuarry();
@@ -69,6 +71,7 @@ let n = 0;
 type LoadOptions = Parameters<typeof load>[2];
 /** Measured in this order every round; `keyGet` marks the case the issue's target is about. */
 const cases: Array<{ label: string; url: string; options?: LoadOptions; keyGet?: true }> = [
+  { label: "Koa answering in Quarry's shape (X-Request-Id, X-RateLimit-*, envelope), no work", url: `${shaped.url}/` },
   { label: 'Koa + openapi-backend only (routing and validation on openapi.yaml, GET /health, no-op handler)', url: `${contractOnly.url}/health` },
   { label: 'Koa + openapi-backend router and validator called directly (GET /health, no handler)', url: `${contractLean.url}/health` },
   { label: 'GET /health', url: `${url}/health` },
@@ -110,6 +113,7 @@ try {
   console.log(`\nkey-authenticated GET reaches ${keyRatio(median).toFixed(2)} x bare Koa throughput (median of ${rounds} rounds; target 0.5)`);
 } finally {
   bare.stop();
+  shaped.stop();
   contractOnly.stop();
   contractLean.stop();
   await quarry.server.stop();
