@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { isoTimestamp } from '../lib/iso-time.js';
 
 /** A number from an aggregate: PostgreSQL returns COUNT/SUM/AVG as strings, SQLite as numbers; NULL is 0. */
 export const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
@@ -20,7 +21,8 @@ export function toDate(value: unknown): Date | null {
  * write's cost.
  */
 export function storedTimestamp(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', ' +00:00');
+  const iso = isoTimestamp(date.getTime());
+  return `${iso.slice(0, 10)} ${iso.slice(11, -1)} +00:00`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Context } from 'openapi-backend';
 import { AppError } from '../errors/app-error.js';
+import { isoTimestamp } from '../lib/iso-time.js';
 import {
   aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, WINDOW_SECONDS,
   type CustomLimits, type RateLimitDecision, type RateLimitStore, type TierName,
@@ -112,7 +113,7 @@ export class LimitsService {
 
   /** The reset moment as ISO text; a busy key's oldest request (hence its reset) rarely moves between requests. */
   private resetText(ms: number): string {
-    if (ms !== this.lastReset.ms) this.lastReset = { ms, text: new Date(ms).toISOString() };
+    if (ms !== this.lastReset.ms) this.lastReset = { ms, text: isoTimestamp(ms) };
     return this.lastReset.text;
   }
 
