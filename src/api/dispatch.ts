@@ -1,15 +1,32 @@
-import type { Middleware } from 'koa';
+import type { Context as KoaContext, Middleware } from 'koa';
 import { successBody } from '../http/envelope.js';
 import type { Services } from '../services/index.js';
 import type { ContractPipeline } from './pipeline.js';
+import type { KeyCaller } from '../services/callers.js';
 import type { HandlerEnv, RawReply, Reply, RequestState } from './types.js';
+
+/**
+ * One request's HandlerEnv. The client address is read only where a limit is per IP (behind a proxy that means
+ * parsing X-Forwarded-For); a class, because an object literal with a getter is built on a slow path.
+ */
+class RequestEnv implements HandlerEnv {
+  keyCaller?: KeyCaller;
+  readonly requestId: string;
+
+  constructor(readonly services: Services, readonly state: RequestState, private readonly ctx: KoaContext) {
+    this.requestId = state.requestId;
+  }
+
+  get ip(): string {
+    return this.ctx.ip;
+  }
+}
 
 /** Hands the request to the contract's pipeline and writes what the handler returned, enveloped. */
 export function dispatch(pipeline: ContractPipeline, services: Services): Middleware {
   return async (ctx) => {
     const state = ctx.state as RequestState;
-    // The client address is read only where a limit is per IP: behind a proxy it means parsing X-Forwarded-For.
-    const env: HandlerEnv = { services, state, requestId: state.requestId, get ip() { return ctx.ip; } };
+    const env = new RequestEnv(services, state, ctx);
     const result = await pipeline.handle(
       {
         method: ctx.method,

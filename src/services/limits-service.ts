@@ -103,12 +103,14 @@ export class LimitsService {
   }
 
   private setHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string): void {
-    const headers = env.state.responseHeaders;
-    headers['X-RateLimit-Limit'] = String(decision.limit);
-    headers['X-RateLimit-Remaining'] = String(decision.remaining);
-    headers['X-RateLimit-Reset'] = this.resetText(decision.resetAt.getTime());
-    headers['X-RateLimit-Tier'] = tier;
-    headers['X-RateLimit-Window'] = windowText;
+    // A fresh literal (these are the only headers set before a decision is made; a later decision replaces them).
+    env.state.responseHeaders = {
+      'X-RateLimit-Limit': String(decision.limit),
+      'X-RateLimit-Remaining': String(decision.remaining),
+      'X-RateLimit-Reset': this.resetText(decision.resetAt.getTime()),
+      'X-RateLimit-Tier': tier,
+      'X-RateLimit-Window': windowText,
+    };
   }
 
   /** The reset moment as ISO text; a busy key's oldest request (hence its reset) rarely moves between requests. */
