@@ -62,12 +62,16 @@ export function freezeOperations(api: OpenAPIBackend): void {
  */
 export async function createApiBackend(services: Services): Promise<OpenAPIBackend> {
   const api = new OpenAPIBackend(backendOptions(true));
+  const endpoints = new Map<string, string>();
   api.register({
     ...handlers,
     postRoutingHandler: async (c: Context, env: HandlerEnv) => {
       if (c.operation) {
-        env.state.operationId = c.operation.operationId;
-        env.state.endpoint = `${c.operation.method.toUpperCase()} ${c.operation.path}`;
+        const operationId = c.operation.operationId!;
+        env.state.operationId = operationId;
+        let endpoint = endpoints.get(operationId);
+        if (!endpoint) endpoints.set(operationId, (endpoint = `${c.operation.method.toUpperCase()} ${c.operation.path}`));
+        env.state.endpoint = endpoint;
       }
     },
     postSecurityHandler: enforcePolicies,

@@ -176,13 +176,14 @@ export class ApiKeyService {
     if (!key || key.environment !== parsed.environment || !(verified || secretMatches(token, key.secretHash, this.deps.pepper))) {
       throw new AppError('INVALID_API_KEY', 'The API key is not valid.');
     }
-    const prefix = { keyPrefix: keyPrefix(key.environment, key.publicId) };
-    if (key.revokedAt) throw new AppError('KEY_REVOKED', 'This API key was revoked and can no longer be used.', prefix);
+    // Built only for a refusal: most requests pass.
+    const prefix = () => ({ keyPrefix: keyPrefix(key.environment, key.publicId) });
+    if (key.revokedAt) throw new AppError('KEY_REVOKED', 'This API key was revoked and can no longer be used.', prefix());
     if (key.expiresAt && key.expiresAt.getTime() <= this.now().getTime()) {
-      throw new AppError('KEY_EXPIRED', `This API key expired at ${key.expiresAt.toISOString()}.`, prefix);
+      throw new AppError('KEY_EXPIRED', `This API key expired at ${key.expiresAt.toISOString()}.`, prefix());
     }
     const user = cached?.user ?? (await this.deps.users.findById(key.userId));
-    if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix);
+    if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix());
     if (!cached) this.deps.cache.set(parsed.publicId, key, user, readAt, token);
     return { kind: 'key', key, user };
   }
