@@ -105,7 +105,8 @@ export class ContractPipeline {
       if (typeof query[name] === 'string') query[name] = [query[name]];
     }
     context.operation = compiled.operation;
-    parsed.params = { ...route.params };
+    // The remembered object itself: nothing before validation writes to it, and validation swaps in its own copy.
+    parsed.params = route.params;
     await handlers.postRoutingHandler?.(context, env);
 
     context.security = await this.authenticate(compiled, context, env);
