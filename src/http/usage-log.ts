@@ -3,7 +3,7 @@ import type { RequestState } from '../api/types.js';
 import type { Logger } from '../lib/logger.js';
 import type { UsageRecorder } from '../services/usage-recorder.js';
 
-/** Access log line for every request, and a usage record for every API-key request (batched, see UsageRecorder). */
+/** Access log line for every request, and a usage count for every API-key request (see UsageRecorder). */
 export function usageLog(logger: Logger, recorder: UsageRecorder, now: () => number): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
@@ -25,7 +25,7 @@ export function usageLog(logger: Logger, recorder: UsageRecorder, now: () => num
           durationMs,
           rateLimited: state.rateLimited ?? false,
           counted: !state.rateLimitExempt,
-          createdAt: new Date(now()),
+          at: now(),
         });
       }
     }

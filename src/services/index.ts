@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger.js';
 import type { RateLimitStore } from '../rate-limit/index.js';
 import { apiKeyRepository } from '../repositories/api-key-repository.js';
 import { databaseConnectionRepository } from '../repositories/database-connection-repository.js';
-import { requestLogRepository } from '../repositories/request-log-repository.js';
+import { requestUsageRepository } from '../repositories/request-usage-repository.js';
 import { searchRecordRepository } from '../repositories/search-record-repository.js';
 import { searchStatsRepository } from '../repositories/search-stats-repository.js';
 import { sessionRepository } from '../repositories/session-repository.js';
@@ -68,7 +68,7 @@ export function createServices(infra: Infrastructure) {
     onUserChanged: (userId) => keyCache.userChanged(userId),
   });
   const apiKeys = new ApiKeyService({ keys: apiKeyRepository, users: userRepository, pepper: config.apiKeyPepper, cache: keyCache });
-  const usage = new UsageRecorder({ logs: requestLogRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
+  const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
   const violations = new ViolationRecorder(violationRepository, onBackgroundError);
   const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });
   const executorOptions = {
@@ -141,7 +141,7 @@ export function createServices(infra: Infrastructure) {
     stores: {
       searchRecords: searchRecordRepository,
       searchRollups: { deleteOlderThan: (cutoff) => searchRecordRepository.deleteRollupsBefore(cutoff) },
-      requestLogs: requestLogRepository,
+      requestUsage: requestUsageRepository,
     },
     retentionDays: config.analyticsRetentionDays,
     onError: (error) => logger.error({ err: error }, 'analytics retention failed'),
@@ -164,7 +164,7 @@ export function createServices(infra: Infrastructure) {
     pools,
     connectionListeners,
     semantic,
-    keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestLogRepository, flushPending: () => usage.flush() }),
+    keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestUsageRepository, flushPending: () => usage.flush() }),
     usage,
     violations,
     limits,
@@ -178,7 +178,7 @@ export function createServices(infra: Infrastructure) {
     adminAnalytics: new AdminAnalyticsService({ ...analyticsReads, users: userRepository, roleOf: (user) => accounts.roleOf(user) }),
     analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, keys: apiKeyRepository, upgradeUrl: config.upgradeUrl }),
     searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository, cache: historyCache }),
-    rateLimit: new RateLimitService({ limits, logs: requestLogRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
+    rateLimit: new RateLimitService({ limits, logs: requestUsageRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { components, operations } from '../../generated/openapi.js';
-import type { RequestLogRepository } from '../repositories/request-log-repository.js';
+import type { RequestUsageRepository } from '../repositories/request-usage-repository.js';
 import { bucketDate } from '../repositories/time-buckets.js';
 import type { ApiKeyService } from './api-key-service.js';
 import type { UserCaller } from './callers.js';
@@ -12,7 +12,7 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 /** getApiKeyUsage: computed from the key's recorded requests (spec: Key usage record). */
 export class KeyUsageService {
   constructor(
-    private readonly deps: { keys: ApiKeyService; logs: RequestLogRepository; flushPending(): Promise<void> },
+    private readonly deps: { keys: ApiKeyService; logs: RequestUsageRepository; flushPending(): Promise<void> },
   ) {}
 
   async usage(caller: UserCaller, keyId: string, query: UsageQuery): Promise<{ usage: KeyUsage }> {

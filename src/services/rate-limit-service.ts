@@ -1,5 +1,5 @@
 import type { components } from '../../generated/openapi.js';
-import type { RequestLogRepository } from '../repositories/request-log-repository.js';
+import type { RequestUsageRepository } from '../repositories/request-usage-repository.js';
 import { bucketDate, bucketRange, type BucketUnit } from '../repositories/time-buckets.js';
 import type { ViolationRepository } from '../repositories/violation-repository.js';
 import type { KeyCaller } from './callers.js';
@@ -21,7 +21,7 @@ const periods: Record<Analytics['period'], { unit: BucketUnit; rangeMs: number; 
 
 export interface RateLimitDeps {
   limits: LimitsService;
-  logs: RequestLogRepository;
+  logs: RequestUsageRepository;
   violations: ViolationRepository;
   /** Writes buffered usage, so a figure includes the caller's latest requests. */
   flushPending(): Promise<void>;

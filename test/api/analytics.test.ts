@@ -551,12 +551,12 @@ describe('retention', () => {
       userId: alice.id, keyId: aliceKey.id, query: 'ancient', searchMode: 'natural', databases: [], tables: null,
       resultCount: 1, responseTimeMs: 5, status: 'ok', unindexedTables: null, createdAt: old,
     });
-    t.server.services.usage.record({ keyId: aliceKey.id, userId: alice.id, endpoint: 'GET /api/v1/search/history', status: 200, durationMs: 1, rateLimited: false, counted: true, createdAt: old });
+    t.server.services.usage.record({ keyId: aliceKey.id, userId: alice.id, endpoint: 'GET /api/v1/search/history', status: 200, durationMs: 1, rateLimited: false, counted: true, at: old.getTime() });
     await t.flush();
     expect((await t.client.get('/api/v1/search/history', { token: aliceKey.secret })).body.data.total).toBe(23);
     // its hour, its query's day and its latency bucket go with it
-    expect(await t.server.services.retention.run()).toEqual({ searchRecords: 1, searchRollups: 3, requestLogs: 1 });
+    expect(await t.server.services.retention.run()).toEqual({ searchRecords: 1, searchRollups: 3, requestUsage: 1 });
     expect((await t.client.get('/api/v1/search/history', { token: aliceKey.secret })).body.data.total).toBe(22);
-    expect(await t.server.services.retention.run()).toEqual({ searchRecords: 0, searchRollups: 0, requestLogs: 0 });
+    expect(await t.server.services.retention.run()).toEqual({ searchRecords: 0, searchRollups: 0, requestUsage: 0 });
   });
 });

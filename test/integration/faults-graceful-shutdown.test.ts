@@ -102,7 +102,7 @@ describe('graceful shutdown', () => {
     expect(server!.output()).not.toMatch(/shutdown failed/);
 
     // Everything answered was recorded: 3 status + 1 early search + 4 in-flight searches for this key.
-    expect(await countRows('SELECT COUNT(*) AS n FROM request_logs WHERE key_id = ?', [key.id])).toBe(8);
+    expect(await countRows('SELECT SUM(requests) AS n FROM request_usage_minutely WHERE key_id = ?', [key.id])).toBe(8);
     expect(await countRows('SELECT COUNT(*) AS n FROM search_records WHERE key_id = ?', [key.id])).toBe(5);
     expect(await countRows("SELECT COUNT(*) AS n FROM search_records WHERE key_id = ? AND status = 'partial'", [key.id])).toBe(4);
   }, 60_000);

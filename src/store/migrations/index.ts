@@ -2,6 +2,7 @@ import type { QueryInterface } from 'sequelize';
 import * as initialSchema from './0001-initial-schema.js';
 import * as analyticsIndexes from './0002-analytics-indexes.js';
 import * as semanticIndex from './0003-semantic-index.js';
+import * as requestUsageRollups from './0004-request-usage-rollups.js';
 
 export interface Migration {
   name: string;
@@ -14,4 +15,5 @@ export const migrations: Migration[] = [
   { name: '0001-initial-schema', ...initialSchema },
   { name: '0002-analytics-indexes', ...analyticsIndexes },
   { name: '0003-semantic-index', ...semanticIndex },
+  { name: '0004-request-usage-rollups', ...requestUsageRollups },
 ];

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BatchWriter } from '../../../src/services/batch-writer.js';
 import { SearchRecorder } from '../../../src/services/search-recorder.js';
-import { UsageRecorder } from '../../../src/services/usage-recorder.js';
 
 const writer = (write: (batch: number[]) => Promise<void>, maxBuffered?: number) => {
   const errors: unknown[] = [];
@@ -65,29 +64,6 @@ describe('BatchWriter', () => {
     batches.add(7);
     await batches.stop();
     expect(written).toEqual([[7]]);
-  });
-});
-
-describe('UsageRecorder on BatchWriter', () => {
-  it('when a batch is written, then each key gets one usage update with its count and last use; refused requests do not count', async () => {
-    const inserted: unknown[][] = [];
-    const updates: Array<[string, number, string]> = [];
-    const recorder = new UsageRecorder({
-      logs: { insertMany: async (rows) => void inserted.push(rows) },
-      keys: { addUsage: async (id, count, last) => void updates.push([id, count, last.toISOString()]) },
-      flushMs: 60_000,
-      onError: () => undefined,
-    });
-    const row = (keyId: string, minute: number, rateLimited = false) => ({
-      keyId, userId: 'u', endpoint: 'GET /x', status: rateLimited ? 429 : 200, durationMs: 1, rateLimited, counted: true, createdAt: new Date(Date.UTC(2026, 10, 22, 10, minute)),
-    });
-    recorder.record(row('k1', 1));
-    recorder.record(row('k1', 3));
-    recorder.record(row('k2', 2));
-    recorder.record(row('k2', 4, true));
-    await recorder.flush();
-    expect(inserted[0]).toHaveLength(4);
-    expect(updates).toEqual([['k1', 2, '2026-11-22T10:03:00.000Z'], ['k2', 1, '2026-11-22T10:02:00.000Z']]);
   });
 });
 
