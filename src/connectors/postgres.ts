@@ -1,7 +1,7 @@
 /**
  * PostgreSQL executor over a bounded pg Pool. Each query runs in its own `BEGIN READ ONLY` transaction with
- * `SET LOCAL statement_timeout`, sent with the statement in one round trip through the extended protocol (which
- * refuses a second statement in the text); the COMMIT follows off the caller's path.
+ * `SET LOCAL statement_timeout`, sent with the statement and its COMMIT in one round trip through the extended
+ * protocol (which refuses a second statement in the text).
  */
 import pg from 'pg';
 import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
@@ -10,9 +10,6 @@ import type { ResolvedHost } from './host-policy.js';
 import { queryInReadOnlyTransaction } from './postgres-pipeline.js';
 import { assertReadOnlySql } from './read-only-guard.js';
 import type { ConnectionSettings, PooledExecutor, PoolOptions, PoolStats, QueryOptions } from './types.js';
-
-/** The next turn of the event loop: the caller's continuation (building the response) runs before the COMMIT is written. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function quotePostgresIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
@@ -52,9 +49,9 @@ export function createPostgresExecutor(
   let closed = false;
 
   /**
-   * Runs the statement in its read-only transaction and resolves with its rows as soon as they arrive. The COMMIT
-   * (nothing to write: it only ends the transaction) is sent after, off the caller's path; `ended` settles when the
-   * transaction is over, and only then does the connection go back to the pool. That saves a round trip per search.
+   * Runs the statement in its read-only transaction, committed in the same round trip, and resolves with its rows.
+   * `ended` settles when the transaction is over (at once on success; after a ROLLBACK when the statement failed),
+   * and only then does the connection go back to the pool.
    */
   function run<Row>(
     client: pg.PoolClient,
@@ -63,10 +60,11 @@ export function createPostgresExecutor(
     timeoutMs: number,
     state: { healthy: boolean },
   ): { rows: Promise<Row[]>; ended: Promise<void> } {
-    // BEGIN READ ONLY, SET LOCAL statement_timeout and the statement in one round trip (postgres-pipeline.ts).
+    // BEGIN READ ONLY, SET LOCAL statement_timeout, the statement and COMMIT in one round trip (postgres-pipeline.ts).
     const rows = queryInReadOnlyTransaction<Row>(client, sql, params, timeoutSetting(timeoutMs));
+    // A failed statement leaves its transaction open and aborted (the server skipped the COMMIT): roll it back.
     const ended = rows.then(
-      () => nextTurn().then(() => client.query('COMMIT')),
+      () => undefined,
       () => client.query('ROLLBACK'),
     ).then(() => undefined, () => {
       // A transaction that cannot be ended leaves the connection in an unknown state: it is discarded.

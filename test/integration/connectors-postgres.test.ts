@@ -224,7 +224,7 @@ describe.skipIf(!up)('connectors on PostgreSQL', () => {
     });
 
     it('when one connection serves many queries back to back, then each runs in its own read-only transaction, ended before the next', async () => {
-      // The COMMIT is sent after the rows are handed back (postgres.ts); the connection must still be clean for the next query.
+      // Many queries share one connection; each must find it clean: no transaction left open by the one before.
       const single = await createExecutor(base, { hostPolicy: LOOPBACK_POLICY, max: 1 });
       try {
         const sql = "SELECT pg_backend_pid() AS pid, transaction_timestamp()::text AS began, current_setting('transaction_read_only') AS ro";
@@ -242,6 +242,23 @@ describe.skipIf(!up)('connectors on PostgreSQL', () => {
           expect(activity.rows[0]?.state).toBe('idle');
           expect(single.stats()).toMatchObject({ total: 1, idle: 1, waiting: 0 });
         });
+      } finally {
+        await single.close();
+      }
+    });
+
+    it('when the rows come back, then their transaction is already committed and the connection is back in the pool', async () => {
+      // BEGIN, SET, the statement and COMMIT share one round trip (postgres-pipeline.ts): nothing is left to wait for.
+      const single = await createExecutor(base, { hostPolicy: LOOPBACK_POLICY, max: 1 });
+      try {
+        for (let i = 0; i < 5; i++) {
+          const [row] = await single.query<{ pid: number }>('SELECT pg_backend_pid() AS pid', [], q);
+          // One turn of the event loop and no I/O: a COMMIT still to be sent and answered would keep the connection out.
+          await new Promise((resolve) => setImmediate(resolve));
+          expect(single.stats()).toMatchObject({ total: 1, idle: 1, waiting: 0 });
+          const activity = await admin.query('SELECT state, xact_start FROM pg_stat_activity WHERE pid = $1', [row!.pid]);
+          expect(activity.rows[0]).toMatchObject({ state: 'idle', xact_start: null });
+        }
       } finally {
         await single.close();
       }
