@@ -9,7 +9,7 @@ import { errorTranslator } from './http/error-translator.js';
 import { jsonBody } from './http/json-body.js';
 import { requestId } from './http/request-id.js';
 import { usageLog } from './http/usage-log.js';
-import type { Logger } from './lib/logger.js';
+import { accessLogger, type Logger } from './lib/logger.js';
 import type { Services } from './services/index.js';
 
 export interface QuarryApp {
@@ -30,7 +30,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   const koa = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
   const contractViolations: ContractViolation[] = [];
   koa.use(requestId());
-  koa.use(usageLog(logger, services.usage, services.clock));
+  koa.use(usageLog(accessLogger(logger), services.usage, services.clock));
   if (config.validateResponses) koa.use(responseValidator(api, contractViolations));
   koa.use(errorTranslator(logger));
   koa.use(jsonBody(config.bodyLimit));

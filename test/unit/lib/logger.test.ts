@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { accessLogger, createLogger } from '../../../src/lib/logger.js';
+
+function capture(level = 'info') {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger(level, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+describe('createLogger', () => {
+  it('when a line carries a secret under a censored name, at any depth the paths name, then it is redacted', () => {
+    const { logger, lines } = capture();
+    logger.info({ password: 'p', body: { secretKey: 'quarry_sk_test_x', refreshToken: 'r' }, req: { headers: { authorization: 'Bearer t' } } }, 'm');
+    expect(lines[0]).toMatchObject({ service: 'quarry', password: '[redacted]', body: { secretKey: '[redacted]', refreshToken: '[redacted]' }, req: { headers: { authorization: '[redacted]' } } });
+  });
+});
+
+describe('accessLogger', () => {
+  it('when the access line is written, then it has the base fields and level, and the main logger still redacts', () => {
+    const { logger, lines } = capture();
+    const access = accessLogger(logger);
+    access.info({ requestId: 'r1', method: 'GET', path: '/health', operationId: 'getHealth', status: 200, durationMs: 1 }, 'request');
+    logger.info({ password: 'p' }, 'after');
+    expect(lines[0]).toMatchObject({ level: 30, service: 'quarry', requestId: 'r1', method: 'GET', path: '/health', status: 200, msg: 'request' });
+    expect(lines[1]).toMatchObject({ password: '[redacted]', msg: 'after' });
+  });
+
+  it('when the level is above info, then no access line is written', () => {
+    const { logger, lines } = capture('warn');
+    accessLogger(logger).info({ requestId: 'r1' }, 'request');
+    expect(lines).toEqual([]);
+  });
+});
