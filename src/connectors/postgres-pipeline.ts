@@ -23,7 +23,7 @@ interface WireConnection {
 
 interface QueryInternals {
   prepare(connection: WireConnection): void;
-  _getRows(connection: WireConnection & { sync(): void }, rows: number | undefined): void;
+  _getRows(connection: WireConnection & { sync(): void }, rows?: number): void;
 }
 
 type QueryCallback = (error: Error | null, results: pg.QueryResult | pg.QueryResult[]) => void;
@@ -45,9 +45,11 @@ class ReadOnlyStatement extends BaseQuery {
     super.prepare(connection);
   }
 
-  /** The statement's Execute, then COMMIT, then the one Sync (pg reads every row in one go: `rows` is unset). */
-  override _getRows(connection: WireConnection & { sync(): void }, rows: number | undefined): void {
-    if (rows) return super._getRows(connection, rows);
+  /**
+   * The statement's Execute, then COMMIT, then the one Sync. pg calls this once, since the statement never sets
+   * `rows` (reading a portal page by page): every row comes back in the one answer.
+   */
+  override _getRows(connection: WireConnection & { sync(): void }): void {
     connection.execute({ portal: '' });
     connection.parse({ text: 'COMMIT', name: '', types: [] });
     connection.bind({ portal: '', statement: '', values: [] });

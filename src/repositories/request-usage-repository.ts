@@ -51,6 +51,8 @@ const CHUNK = 500;
 const sinceMinute = (since: Date) => new Date(since.getTime() - (since.getTime() % MINUTE_MS));
 const ofKeySince = (keyId: string, since: Date) => ({ keyId, minuteStart: { [Op.gte]: sinceMinute(since) } });
 const averageMs = () => literal('CAST(SUM(total_ms) AS FLOAT) / SUM(requests)');
+/** The same order in every process, whatever its locale. */
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export const requestUsageRepository = {
   /**
@@ -60,7 +62,7 @@ export const requestUsageRepository = {
    */
   async add(deltas: UsageDelta[]): Promise<void> {
     if (deltas.length === 0) return;
-    const sorted = [...deltas].sort((a, b) => a.keyId.localeCompare(b.keyId) || a.minuteMs - b.minuteMs || a.endpoint.localeCompare(b.endpoint));
+    const sorted = [...deltas].sort((a, b) => byCodePoint(a.keyId, b.keyId) || a.minuteMs - b.minuteMs || byCodePoint(a.endpoint, b.endpoint));
     const sequelize = RequestUsageModel.sequelize!;
     const updates = sums.map((c) => `${c} = request_usage_minutely.${c} + excluded.${c}`).join(', ');
     // One transaction: a batch is added whole or not at all, so retrying a failed one never counts twice.

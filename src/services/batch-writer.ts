@@ -3,7 +3,7 @@ export interface BatchWriterOptions<Row> {
   write(batch: Row[]): Promise<void>;
   flushMs: number;
   onError(error: unknown): void;
-  /** What the rows are, for the "buffer full" report (e.g. "request records"). */
+  /** What the rows are, for the "buffer full" report (e.g. "search records"). */
   label: string;
   /** Most rows kept while the store is failing; beyond it the oldest are dropped (and reported). */
   maxBuffered?: number;

@@ -12,7 +12,7 @@ export interface RetentionDeps {
 }
 
 /**
- * ANALYTICS_RETENTION_DAYS: search records, their roll-ups and request records from before the UTC day that many
+ * ANALYTICS_RETENTION_DAYS: search records, their roll-ups and per-minute key usage from before the UTC day that many
  * days ago are deleted, in small batches so no delete holds a long lock on the store. Nothing outlives the
  * retention in another form: the roll-ups exist for speed and hold query texts too, so they go with the raw rows.
  */
