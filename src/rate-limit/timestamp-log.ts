@@ -1,57 +1,109 @@
 /**
- * The exact sliding log of one subject in memory: admitted-request timestamps, oldest first. Dropping expired
- * entries advances a head index instead of shifting the array, so an enterprise key's 100,000-entry log costs
- * O(log n) per request rather than O(n); the array is compacted once the dead prefix outweighs the live part.
+ * The exact sliding log of one subject in memory: admitted-request timestamps (whole milliseconds), oldest first.
+ *
+ * Stored as one entry per distinct millisecond with a running count, not one per request: a key taking 25 requests
+ * a millisecond under custom limits would otherwise hold an array of 90 million numbers an hour, which grows,
+ * gets copied as it grows and makes every binary search walk a cold array. Answers stay exact: the count after any
+ * cutoff and the n-th timestamp are read from the running counts.
+ *
+ * Dropping expired entries advances a head index instead of shifting the arrays, so a long log costs O(log n) per
+ * request rather than O(n); the arrays are compacted once the dead prefix outweighs the live part.
  */
 export class TimestampLog {
-  private items: number[] = [];
+  /** Distinct timestamps, ascending. */
+  private times: number[] = [];
+  /** `ends[i]`: how many timestamps are logged at or before `times[i]` (dropped ones still count until compaction). */
+  private ends: number[] = [];
   private head = 0;
 
   get size(): number {
-    return this.items.length - this.head;
+    return this.total() - this.countBefore(this.head);
   }
 
   newest(): number | null {
-    return this.size === 0 ? null : this.items[this.items.length - 1]!;
+    return this.size === 0 ? null : this.times[this.times.length - 1]!;
   }
 
   /** Inserts in order; callers compute `now` before awaiting, so timestamps may arrive slightly out of order. */
   add(ts: number): void {
-    const last = this.items.length - 1;
-    if (last < this.head || this.items[last]! <= ts) {
-      this.items.push(ts);
+    const last = this.times.length - 1;
+    if (last < this.head || this.times[last]! < ts) {
+      this.ends.push(this.total() + 1);
+      this.times.push(ts);
       return;
     }
-    this.items.splice(this.firstIndexAfter(ts), 0, ts);
+    if (this.times[last] === ts) {
+      this.ends[last]! += 1;
+      return;
+    }
+    // Out of order: a later millisecond is already logged. Rare, and the entries after it are few.
+    const index = this.firstIndex(ts, false);
+    if (this.times[index] !== ts) {
+      this.times.splice(index, 0, ts);
+      this.ends.splice(index, 0, this.countBefore(index));
+    }
+    for (let i = index; i < this.times.length; i++) this.ends[i]! += 1;
   }
 
   /** Forgets every timestamp <= cutoff. */
   dropUpTo(cutoff: number): void {
     this.head = this.firstIndexAfter(cutoff);
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      const dropped = this.countBefore(this.head);
+      this.times = this.times.slice(this.head);
+      this.ends = this.ends.slice(this.head).map((end) => end - dropped);
       this.head = 0;
     }
   }
 
   /** Number of timestamps > cutoff. */
   countAfter(cutoff: number): number {
-    return this.items.length - this.firstIndexAfter(cutoff);
+    return this.total() - this.countBefore(this.firstIndexAfter(cutoff));
   }
 
   /** The n-th (0-based, oldest first) timestamp > cutoff. */
   nthAfter(cutoff: number, n: number): number {
-    const value = this.items[this.firstIndexAfter(cutoff) + n];
-    if (value === undefined) throw new RangeError(`no entry ${n} after ${cutoff}`);
-    return value;
-  }
-
-  private firstIndexAfter(cutoff: number): number {
-    let lo = this.head;
-    let hi = this.items.length;
+    const first = this.firstIndexAfter(cutoff);
+    const wanted = this.countBefore(first) + n;
+    // The first entry whose running count passes `wanted` holds it.
+    let lo = first;
+    let hi = this.times.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.items[mid]! <= cutoff) lo = mid + 1;
+      if (this.ends[mid]! <= wanted) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === this.times.length || n < 0) throw new RangeError(`no entry ${n} after ${cutoff}`);
+    return this.times[lo]!;
+  }
+
+  /** How many distinct milliseconds are held (what the log's memory is proportional to). */
+  get entries(): number {
+    return this.times.length - this.head;
+  }
+
+  /** Timestamps logged before entry `index`. */
+  private countBefore(index: number): number {
+    return index === 0 ? 0 : this.ends[index - 1]!;
+  }
+
+  private total(): number {
+    return this.countBefore(this.ends.length);
+  }
+
+  /** The first index at or after the head whose timestamp is > cutoff. */
+  private firstIndexAfter(cutoff: number): number {
+    return this.firstIndex(cutoff, true);
+  }
+
+  /** The first index at or after the head whose timestamp is > `ts` (`after`) or >= `ts`. */
+  private firstIndex(ts: number, after: boolean): number {
+    let lo = this.head;
+    let hi = this.times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const value = this.times[mid]!;
+      if (value < ts || (after && value === ts)) lo = mid + 1;
       else hi = mid;
     }
     return lo;

@@ -51,10 +51,38 @@ describe('TimestampLog', () => {
       for (const cutoff of cutoffs) {
         const after = kept.filter((t) => t > cutoff);
         expect(log.countAfter(cutoff)).toBe(after.length);
-        if (after.length > 0) expect(log.nthAfter(cutoff, 0)).toBe(after[0]);
+        if (after.length > 0) {
+          const n = Math.floor(random() * after.length);
+          expect(log.nthAfter(cutoff, 0)).toBe(after[0]);
+          expect(log.nthAfter(cutoff, n)).toBe(after[n]);
+          expect(log.nthAfter(cutoff, after.length - 1)).toBe(after[after.length - 1]);
+        }
+        expect(() => log.nthAfter(cutoff, after.length)).toThrow(RangeError);
       }
+      expect(log.newest()).toBe(kept.length ? kept[kept.length - 1] : null);
     }
     expect(log.size).toBe(kept.length);
+    expect(log.entries).toBe(new Set(kept).size);
+  });
+
+  it('when many requests share a millisecond, then the log holds one entry per millisecond and still counts each', () => {
+    const log = new TimestampLog();
+    for (let ms = 1; ms <= 1000; ms++) for (let i = 0; i < 25; i++) log.add(ms);
+    expect(log.size).toBe(25_000);
+    expect(log.entries).toBe(1000);
+    expect(log.countAfter(500)).toBe(12_500);
+    expect(log.nthAfter(500, 24)).toBe(501);
+    expect(log.nthAfter(500, 25)).toBe(502);
+    log.dropUpTo(900);
+    expect(log.size).toBe(2500);
+    log.add(950); // out of order, into an existing millisecond
+    log.add(949.5); // out of order, a new one between two
+    expect(log.countAfter(949)).toBe(51 * 25 + 2);
+    expect(log.nthAfter(949, 0)).toBe(949.5);
+    expect(log.nthAfter(949, 1)).toBe(950);
+    expect(log.nthAfter(949, 26)).toBe(950);
+    expect(log.nthAfter(949, 27)).toBe(951);
+    expect(log.entries).toBe(101);
   });
 
   it('when asked for an entry that does not exist, then it throws a RangeError', () => {
