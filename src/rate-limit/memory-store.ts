@@ -1,7 +1,8 @@
 /**
  * Rate-limit state in a Map: exact for one process, the default when REDIS_URL is unset and the fallback while
- * Redis is down. Memory stays bounded: a subject's log never holds more than its limit, and a sweep (at most once
- * per `sweepIntervalMs` of the injected clock) deletes subjects whose requests, block and leases have all expired.
+ * Redis is down. Memory stays bounded: a subject's log holds one entry per distinct millisecond, never more than
+ * its limit nor than the milliseconds in its window, and a sweep (at most once per `sweepIntervalMs` of the injected
+ * clock) deletes subjects whose requests, block and leases have all expired.
  */
 import { toDecision, type RateLimitDecision } from './decision.js';
 import type { RateLimitRule } from './rules.js';
