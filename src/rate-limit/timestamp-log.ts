@@ -37,8 +37,10 @@ export class TimestampLog {
       return;
     }
     // Out of order: a later millisecond is already logged. Rare, and the entries after it are few.
-    const index = this.firstIndex(ts, false);
-    if (this.times[index] !== ts) {
+    let index = this.firstIndexAfter(ts);
+    if (index > this.head && this.times[index - 1] === ts) {
+      index -= 1;
+    } else {
       this.times.splice(index, 0, ts);
       this.ends.splice(index, 0, this.countBefore(index));
     }
@@ -93,17 +95,11 @@ export class TimestampLog {
 
   /** The first index at or after the head whose timestamp is > cutoff. */
   private firstIndexAfter(cutoff: number): number {
-    return this.firstIndex(cutoff, true);
-  }
-
-  /** The first index at or after the head whose timestamp is > `ts` (`after`) or >= `ts`. */
-  private firstIndex(ts: number, after: boolean): number {
     let lo = this.head;
     let hi = this.times.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const value = this.times[mid]!;
-      if (value < ts || (after && value === ts)) lo = mid + 1;
+      if (this.times[mid]! <= cutoff) lo = mid + 1;
       else hi = mid;
     }
     return lo;
