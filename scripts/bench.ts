@@ -1,7 +1,9 @@
 /**
  * `npm run bench` (issue 9): throughput and latency of Quarry's request paths as ratios to bare Koa, all measured
  * in this one run on this machine. Each server runs in its own process; autocannon drives it from this one.
- *   bare Koa                 a Koa app answering a small JSON body (the ceiling)
+ *   bare Koa                 a Koa app answering a small JSON body (the ceiling); again with Quarry's response
+ *                            batching (src/http/response-batching.ts), to show it does not speed up a server that
+ *                            is not the bottleneck (the ratio stays against plain bare Koa)
  *   Koa in Quarry's shape    bare Koa answering with Quarry's headers and envelope, no work behind them
  *   Koa + openapi-backend    the same small body, routed and validated by openapi-backend on openapi.yaml (what the mandated
  *                            contract machinery costs on its own), and again with its router and validator
@@ -12,6 +14,7 @@
  *                            the per-user history cache (the user does not search during the case)
  *   ... reading the store    the same with the offset cycling through 50 pages, more than the cache keeps per user,
  *                            so every request misses it and reads its page from the store (SQLite via Sequelize)
+ *   ... without batching     the key-authenticated GET on a second Quarry with RESPONSE_BATCHING=false
  *   GET /health with key     the key verified and the limiter read, no store read (auth and limits without I/O)
  *   search                   POST /api/v1/search over a SQLite FTS5 table, the query varied per request
  *   npx tsx scripts/bench.ts [seconds per case] [rounds]
@@ -41,9 +44,8 @@ async function startBaseline(script: string, env: Record<string, string> = {}): 
 
 const words = ['river', 'market', 'engine', 'garden', 'signal', 'winter', 'castle', 'library', 'doctor', 'storm', 'silver', 'harbor'];
 
-/** Quarry as `npm start` runs it (the compiled dist/, built here first), with a key and a SQLite FTS5 connection. */
-async function startQuarry() {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
+/** Quarry as `npm start` runs it (the compiled dist/, built first), with a key and a SQLite FTS5 connection. */
+async function startQuarry(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
   await onSqlite(join(dataDir, 'sqlite'), 'bench.db', [
     'CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)',
@@ -51,7 +53,7 @@ async function startQuarry() {
     ...Array.from({ length: 200 }, (_, i) => `INSERT INTO articles (id, title, body) VALUES (${i + 1}, 'The ${words[i % 12]} report ${i}', 'A story about the ${words[(i * 7) % 12]} and the ${words[(i * 5) % 12]} near the ${words[(i * 3) % 12]}.')`),
     "INSERT INTO articles_fts(articles_fts) VALUES ('rebuild')",
   ]);
-  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true' }, { built: true });
+  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', ...env }, { built: true });
   const client = new ApiClient(server.url);
   const user = await registerUser(client);
   const key = await createKey(client, user, { permissions: ['search', 'analytics'] });
@@ -62,15 +64,19 @@ async function startQuarry() {
 }
 
 const bare = await startBaseline('scripts/lib/bare-koa.ts');
+const bareBatched = await startBaseline('scripts/lib/bare-koa.ts', { BATCHING: '1' });
 const shaped = await startBaseline('scripts/lib/bare-koa.ts', { QUARRY_SHAPE: '1' });
 const contractOnly = await startBaseline('scripts/lib/contract-koa.ts');
 const contractLean = await startBaseline('scripts/lib/contract-koa.ts', { CONTRACT_MODE: 'lean' });
+execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
 const quarry = await startQuarry();
+const quarryUnbatched = await startQuarry({ RESPONSE_BATCHING: 'false' });
 const url = quarry.server.url;
 let n = 0;
 type LoadOptions = Parameters<typeof load>[2];
 /** Measured in this order every round; `keyGet` marks the case the issue's target is about. */
 const cases: Array<{ label: string; url: string; options?: LoadOptions; keyGet?: true }> = [
+  { label: 'bare Koa writing its responses as Quarry does (RESPONSE_BATCHING)', url: `${bareBatched.url}/` },
   { label: "Koa answering in Quarry's shape (X-Request-Id, X-RateLimit-*, envelope), no work", url: `${shaped.url}/` },
   { label: 'Koa + openapi-backend only (routing and validation on openapi.yaml, GET /health, no-op handler)', url: `${contractOnly.url}/health` },
   { label: 'Koa + openapi-backend router and validator called directly (GET /health, no handler)', url: `${contractLean.url}/health` },
@@ -80,6 +86,11 @@ const cases: Array<{ label: string; url: string; options?: LoadOptions; keyGet?:
     label: 'the same GET reading the store (offset cycles through 50 pages: no cache hit)',
     url: `${url}/api/v1/search/history?limit=1`,
     options: { headers: quarry.auth, path: () => `/api/v1/search/history?limit=1&offset=${n++ % 50}` },
+  },
+  {
+    label: 'the key-authenticated GET with RESPONSE_BATCHING=false (each response written at once)',
+    url: `${quarryUnbatched.server.url}/api/v1/search/history?limit=1`,
+    options: { headers: quarryUnbatched.auth },
   },
   { label: 'GET /health with the API key (key verified, limiter read, no store read)', url: `${url}/health`, options: { headers: quarry.auth } },
   {
@@ -113,8 +124,10 @@ try {
   console.log(`\nkey-authenticated GET reaches ${keyRatio(median).toFixed(2)} x bare Koa throughput (median of ${rounds} rounds; target 0.5)`);
 } finally {
   bare.stop();
+  bareBatched.stop();
   shaped.stop();
   contractOnly.stop();
   contractLean.stop();
   await quarry.server.stop();
+  await quarryUnbatched.server.stop();
 }

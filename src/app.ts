@@ -8,6 +8,7 @@ import type { Config } from './config/config.js';
 import { errorTranslator } from './http/error-translator.js';
 import { jsonBody } from './http/json-body.js';
 import { requestId } from './http/request-id.js';
+import { responseBatching } from './http/response-batching.js';
 import { usageLog } from './http/usage-log.js';
 import { accessLogger, type Logger } from './lib/logger.js';
 import type { Services } from './services/index.js';
@@ -20,7 +21,7 @@ export interface QuarryApp {
 }
 
 /**
- * The request pipeline, outermost first: request id, access/usage log, contract check of the response, the one
+ * The request pipeline, outermost first: response batching (on by default), request id, access/usage log, contract check of the response, the one
  * error translator, JSON body parsing, then openapi-backend, which routes by openapi.yaml.
  */
 export async function createApp(config: Config, logger: Logger, services: Services): Promise<QuarryApp> {
@@ -29,6 +30,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   // Earlier entries are whatever the client sent, so they are never believed.
   const koa = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
   const contractViolations: ContractViolation[] = [];
+  if (config.responseBatching) koa.use(responseBatching());
   koa.use(requestId());
   koa.use(usageLog(accessLogger(logger), services.usage, services.clock));
   if (config.validateResponses) koa.use(responseValidator(api, contractViolations));

@@ -2,14 +2,18 @@
  * The baseline of `npm run bench`: Koa answering a small JSON body, nothing else. With BODY_FILE it answers that
  * JSON instead (bench:search's HTTP floor: a real search answer, without the search). With QUARRY_SHAPE=1 it answers
  * as Quarry's key requests do (X-Request-Id, the five X-RateLimit-* headers, the success envelope with its meta)
- * with no work behind it: the floor of any server that keeps the contract's response shape. Run as its own process.
+ * with no work behind it: the floor of any server that keeps the contract's response shape. With BATCHING=1 it
+ * writes its responses as Quarry does by default (src/http/response-batching.ts), to show what that alone is worth.
+ * Run as its own process.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Koa from 'koa';
+import { responseBatching } from '../../src/http/response-batching.js';
 
 const body: unknown = process.env.BODY_FILE ? JSON.parse(readFileSync(process.env.BODY_FILE, 'utf8')) : { success: true, data: { status: 'ok' } };
 const app = new Koa();
+if (process.env.BATCHING === '1') app.use(responseBatching());
 if (process.env.QUARRY_SHAPE === '1') {
   app.use((ctx) => {
     const requestId = randomUUID();

@@ -28,6 +28,8 @@ export interface Config {
   searchCacheTtlMs: number;
   usageFlushMs: number;
   analyticsRetentionDays: number;
+  /** Write the responses of one event-loop turn together (src/http/response-batching.ts). */
+  responseBatching: boolean;
   validateResponses: boolean;
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchCacheTtlMs: int('SEARCH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     usageFlushMs: int('USAGE_FLUSH_MS', 1000, 50, 60_000),
     analyticsRetentionDays: int('ANALYTICS_RETENTION_DAYS', 395, 1, 3650),
+    responseBatching: bool('RESPONSE_BATCHING', true),
     validateResponses: bool('VALIDATE_RESPONSES', false),
     embeddings,
   };

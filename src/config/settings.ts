@@ -40,5 +40,6 @@ export const settings: SettingSpec[] = [
   { name: 'EMBEDDINGS_URL', default: '(unset)', meaning: 'Base URL of the remote embeddings service; Quarry calls `POST <EMBEDDINGS_URL>/embeddings` (required when `remote`).' },
   { name: 'EMBEDDINGS_MODEL', default: '(unset)', meaning: 'Model name sent to the remote service, e.g. `text-embedding-3-small` (required when `remote`).' },
   { name: 'EMBEDDINGS_API_KEY', default: '(unset)', meaning: 'Bearer key for the remote embeddings service; never logged or returned.' },
+  { name: 'RESPONSE_BATCHING', default: 'true', meaning: 'Write the responses finished in one event-loop turn together, so a busy server wakes its peer (proxy, client) once per turn; `false` writes each at once.' },
   { name: 'VALIDATE_RESPONSES', default: 'false', meaning: 'Check every response against openapi.yaml and record violations (tests turn it on).' },
 ];

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
   it('when nothing is set, then safe defaults: port 3000 on 127.0.0.1, SQLite in DATA_DIR, memory limits', () => {
     const dir = dataDir();
     const config = loadConfig({ DATA_DIR: dir });
-    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', storeKind: 'sqlite', redisUrl: null, trustProxy: false, rateLimitEnabled: true });
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', storeKind: 'sqlite', redisUrl: null, trustProxy: false, rateLimitEnabled: true, responseBatching: true });
     expect(config.databaseUrl).toBe(`sqlite:${join(dir, 'quarry.sqlite')}`);
     expect(config.credentialsKey).toHaveLength(32);
   });
@@ -38,6 +38,7 @@ describe('loadConfig', () => {
     ['JWT_SECRET', 'short', /JWT_SECRET must be at least 32 characters/],
     ['CREDENTIALS_KEY', 'dG9vLXNob3J0', /CREDENTIALS_KEY must be the base64 encoding of exactly 32 bytes/],
     ['TRUST_PROXY', 'maybe', /TRUST_PROXY must be true or false/],
+    ['RESPONSE_BATCHING', 'sometimes', /RESPONSE_BATCHING must be true or false/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
     ['NODE_ENV', 'staging', /NODE_ENV must be one of/],
     ['BODY_LIMIT', '10', /BODY_LIMIT must be a whole number from 1024/],
