@@ -7,6 +7,7 @@ import { responseValidator, type ContractViolation } from './api/response-valida
 import type { Config } from './config/config.js';
 import { errorTranslator } from './http/error-translator.js';
 import { jsonBody } from './http/json-body.js';
+import { requestHeaders } from './http/request-headers.js';
 import { requestId } from './http/request-id.js';
 import { responseBatching } from './http/response-batching.js';
 import { usageLog } from './http/usage-log.js';
@@ -21,8 +22,9 @@ export interface QuarryApp {
 }
 
 /**
- * The request pipeline, outermost first: response batching (on by default), request id, access/usage log, contract check of the response, the one
- * error translator, JSON body parsing, then openapi-backend, which routes by openapi.yaml.
+ * The request pipeline, outermost first: response batching (on by default), the request's headers, request id,
+ * access/usage log, contract check of the response, the one error translator, JSON body parsing, then
+ * openapi-backend, which routes by openapi.yaml.
  */
 export async function createApp(config: Config, logger: Logger, services: Services): Promise<QuarryApp> {
   const api = await createApiBackend(services);
@@ -31,6 +33,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   const koa = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
   const contractViolations: ContractViolation[] = [];
   if (config.responseBatching) koa.use(responseBatching());
+  koa.use(requestHeaders());
   koa.use(requestId());
   koa.use(usageLog(accessLogger(logger), services.usage, services.clock));
   if (config.validateResponses) koa.use(responseValidator(api, contractViolations));

@@ -25,11 +25,14 @@ export function jsonBody(limitBytes: number): Middleware {
     },
   });
   return async (ctx, next) => {
-    const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+    // Incoming header names are lower case (Node), so they are read without ctx.get's lower-casing.
+    const { headers } = ctx;
+    const length = Number(headers['content-length'] || 0);
+    const hasBody = length > 0 || Boolean(headers['transfer-encoding']);
     if (hasBody && !ctx.is('application/json')) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: ctx.get('Content-Type') || null });
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: headers['content-type'] || null });
     }
-    if (Number(ctx.get('Content-Length') || 0) > limitBytes) {
+    if (length > limitBytes) {
       throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limit: limitBytes });
     }
     if (!hasBody) {
