@@ -27,7 +27,8 @@ export function errorTranslator(logger: Logger): Middleware {
       ctx.set(error.headers);
     } finally {
       const extra = ctx.state.responseHeaders as Record<string, string> | undefined;
-      if (extra) ctx.set(extra);
+      // Straight to Node's setHeader: ctx.set copies the object into entry arrays first, on every key request.
+      if (extra && !ctx.headerSent) for (const name in extra) ctx.res.setHeader(name, extra[name]!);
     }
   };
 }

@@ -57,8 +57,12 @@ export class MemoryStore implements RateLimitStore {
   ): Promise<boolean> {
     this.sweepIfDue(nowMs);
     const held = this.leases.get(subject) ?? new Map<string, number>();
-    for (const [id, expiresAtMs] of held) if (expiresAtMs <= nowMs) held.delete(id);
-    if (!held.has(leaseId) && held.size >= max) return false;
+    // Expired leases only matter when they would fill the limit, so they are dropped then (and by the sweep),
+    // not on every request: a busy key holds as many leases as requests in flight.
+    if (!held.has(leaseId) && held.size >= max) {
+      for (const [id, expiresAtMs] of held) if (expiresAtMs <= nowMs) held.delete(id);
+      if (held.size >= max) return false;
+    }
     held.set(leaseId, nowMs + leaseTtlMs);
     this.leases.set(subject, held);
     return true;

@@ -39,6 +39,33 @@ export function keyLimits(key: KeyCaller['key']) {
   return limitsForTier(key.tier, key.customLimits as CustomLimits | null);
 }
 
+/** What the limiter needs to know about a key, derived from its record. */
+interface KeyPlan {
+  limits: ReturnType<typeof keyLimits>;
+  rule: ReturnType<typeof requestRule>;
+  /** X-RateLimit-Tier: the tier, or `custom` when the key has its own limits. */
+  tierLabel: string;
+  subject: string;
+  concurrencySubject: string;
+}
+
+/**
+ * Plans by key record, worked out on a key's first request instead of on every one (the limits, rule and subject
+ * strings were a good part of the limiter's time per request). A record is a snapshot that is never changed: an
+ * update reads a new record (and the key cache drops the old), so a plan can never outlive what it was made from.
+ */
+const plans = new WeakMap<KeyCaller['key'], KeyPlan>();
+
+function planFor(key: KeyCaller['key']): KeyPlan {
+  let plan = plans.get(key);
+  if (!plan) {
+    const limits = keyLimits(key);
+    plan = { limits, rule: requestRule(limits), tierLabel: key.customLimits ? 'custom' : key.tier, subject: keySubject(key.id), concurrencySubject: concurrencySubject(key.id) };
+    plans.set(key, plan);
+  }
+  return plan;
+}
+
 /**
  * Applies the spec's Limits section to a request: per-operation limits (per IP or per user), the key's tier
  * limit (sliding hour + burst, with a block), and concurrent requests per key. Every answer sets X-RateLimit-*.
@@ -63,18 +90,18 @@ export class LimitsService {
     }
     const caller = env.keyCaller;
     if (!caller) return;
-    const limits = keyLimits(caller.key);
-    const tier = caller.key.customLimits ? 'custom' : caller.key.tier;
+    const plan = planFor(caller.key);
+    const { limits, rule, tierLabel: tier } = plan;
     if (declared === 'exempt') {
       env.state.rateLimitExempt = true;
-      this.setHeaders(env, await this.deps.store.peek(keySubject(caller.key.id), requestRule(limits), nowMs), tier);
+      this.setHeaders(env, await this.deps.store.peek(plan.subject, rule, nowMs), tier);
       return;
     }
-    const decision = await this.deps.store.consume(keySubject(caller.key.id), requestRule(limits), nowMs);
+    const decision = await this.deps.store.consume(plan.subject, rule, nowMs);
     if (!decision.allowed) this.deps.violations.record(caller.key.id, decision, new Date(nowMs), limits.burstLimit);
     this.refuseOrSetHeaders(env, decision, tier, caller.key.tier);
     if (limits.concurrentConnections !== null) {
-      const subject = concurrencySubject(caller.key.id);
+      const subject = plan.concurrencySubject;
       const lease = env.requestId;
       if (!(await this.deps.store.acquireConcurrency(subject, limits.concurrentConnections, lease, nowMs, leaseTtlMs))) {
         throw new AppError('CONCURRENCY_LIMIT_EXCEEDED', `Too many requests in flight: the ${caller.key.tier} tier allows ${limits.concurrentConnections} at once.`, {
@@ -99,7 +126,8 @@ export class LimitsService {
 
   /** The key's current window without consuming (rate-limit status). */
   peek(caller: KeyCaller): Promise<RateLimitDecision> {
-    return this.deps.store.peek(keySubject(caller.key.id), requestRule(keyLimits(caller.key)), this.now());
+    const plan = planFor(caller.key);
+    return this.deps.store.peek(plan.subject, plan.rule, this.now());
   }
 
   private setHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string): void {
