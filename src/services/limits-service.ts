@@ -132,12 +132,14 @@ export class LimitsService {
 
   private setHeaders(env: HandlerEnv, decision: RateLimitDecision, tier: string): void {
     // A fresh literal (these are the only headers set before a decision is made; a later decision replaces them).
+    // Lower-case names (header names are case-insensitive): Node lower-cases every name it is given and again when
+    // it writes the head, and a name that already is lower case is used as it is, not copied and looked up anew.
     env.state.responseHeaders = {
-      'X-RateLimit-Limit': String(decision.limit),
-      'X-RateLimit-Remaining': String(decision.remaining),
-      'X-RateLimit-Reset': this.resetText(decision.resetAt.getTime()),
-      'X-RateLimit-Tier': tier,
-      'X-RateLimit-Window': windowText,
+      'x-ratelimit-limit': String(decision.limit),
+      'x-ratelimit-remaining': String(decision.remaining),
+      'x-ratelimit-reset': this.resetText(decision.resetAt.getTime()),
+      'x-ratelimit-tier': tier,
+      'x-ratelimit-window': windowText,
     };
   }
 

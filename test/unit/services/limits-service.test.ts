@@ -42,11 +42,11 @@ describe('LimitsService', () => {
     await limits.admit(counted.c, counted.env);
     const exempt = request(caller, { 'x-quarry-rate-limit': 'exempt' });
     await limits.admit(exempt.c, exempt.env);
-    expect(exempt.state.responseHeaders['X-RateLimit-Remaining']).toBe('9999');
+    expect(exempt.state.responseHeaders['x-ratelimit-remaining']).toBe('9999');
     expect(exempt.state.onDone).toHaveLength(0);
     const next = request(caller);
     await limits.admit(next.c, next.env);
-    expect(next.state.responseHeaders['X-RateLimit-Remaining']).toBe('9998');
+    expect(next.state.responseHeaders['x-ratelimit-remaining']).toBe('9998');
   });
 
   it('when a free key makes its 101st semantic search within the hour, then AI_RATE_LIMIT_EXCEEDED', async () => {
