@@ -47,6 +47,24 @@ export interface RequestState {
   onDone: Array<() => void>;
 }
 
+/**
+ * A request's state with every field present from the start, so that all requests share one object shape: fields
+ * added along the way (a key caller here, an exemption there) gave each kind of request its own shape, and the
+ * layers that read them slowed down once a process had served a mix of operations.
+ */
+export function createRequestState(requestId: string): RequestState {
+  return {
+    requestId,
+    operationId: undefined,
+    endpoint: undefined,
+    keyCaller: undefined,
+    responseHeaders: {},
+    rateLimited: false,
+    rateLimitExempt: false,
+    onDone: [],
+  };
+}
+
 /** Per-request environment handed to every handler next to openapi-backend's context. */
 export interface HandlerEnv {
   services: Services;

@@ -8,8 +8,6 @@ export function usageLog(logger: Logger, recorder: UsageRecorder, now: () => num
   return async (ctx, next) => {
     const started = performance.now();
     const state = ctx.state as RequestState;
-    state.responseHeaders = {};
-    state.onDone = [];
     try {
       await next();
     } finally {
