@@ -10,8 +10,9 @@
  *                            called directly (the floor of any use of openapi-backend)
  *   GET /health              public route through the whole pipeline (contract routing, validation, envelope)
  *   key-authenticated GET    GET /api/v1/search/history?limit=1 with an API key: key verified, rate-limited
- *                            (window, burst, concurrency), query validated, usage recorded; the page comes from
- *                            the per-user history cache (the user does not search during the case)
+ *                            (window, burst, concurrency), query validated, usage recorded; the page (one real
+ *                            search record: the user searches once before round 1) comes from the per-user
+ *                            history cache (the user does not search during the case)
  *   ... reading the store    the same with the offset cycling through 50 pages, more than the cache keeps per user,
  *                            so every request misses it and reads its page from the store (SQLite via Sequelize)
  *   ... without batching     the key-authenticated GET on a second Quarry with RESPONSE_BATCHING=false
@@ -60,7 +61,18 @@ async function startQuarry(env: Record<string, string> = {}) {
   await liftKeyLimits(`sqlite:${join(dataDir, 'quarry.sqlite')}`, key.id);
   const database = await client.post('/api/v1/databases', { name: 'bench', engine: 'sqlite', database: 'bench.db', environment: 'test' }, { token: user.token });
   if (database.status !== 201) throw new Error(`the SQLite connection failed: ${JSON.stringify(database.body)}`);
-  return { server, auth: { authorization: `Bearer ${key.secret}` } };
+  const auth = { authorization: `Bearer ${key.secret}` };
+  // The key GET reads this user's search history, and the search case of every round adds to it: searched once
+  // before round 1 too, so that every round's history page holds a real record, not an empty first round.
+  const searched = await client.post('/api/v1/search', { query: 'river report', limit: 10 }, { headers: auth });
+  if (searched.status !== 200) throw new Error(`the warm-up search failed: ${JSON.stringify(searched.body)}`);
+  for (let waited = 0; ; waited += 100) {
+    const history = await client.get('/api/v1/search/history?limit=1', { headers: auth });
+    if ((history.body as { data: { total: number } }).data.total > 0) break;
+    if (waited > 15_000) throw new Error('the warm-up search never reached the search history');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { server, auth };
 }
 
 const bare = await startBaseline('scripts/lib/bare-koa.ts');
