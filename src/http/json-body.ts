@@ -25,7 +25,7 @@ export function jsonBody(limitBytes: number): Middleware {
     },
   });
   return async (ctx, next) => {
-    // Incoming header names are lower case (Node), so they are read without ctx.get's lower-casing.
+    // Header names are lower case (request-headers.ts), so they are read without ctx.get's lower-casing.
     const { headers } = ctx;
     const length = Number(headers['content-length'] || 0);
     const hasBody = length > 0 || Boolean(headers['transfer-encoding']);

@@ -39,11 +39,16 @@ export function keyLimits(key: KeyCaller['key']) {
   return limitsForTier(key.tier, key.customLimits as CustomLimits | null);
 }
 
+/** The tier a key is reported under (X-RateLimit-Tier, rate-limit status): `custom` when it has its own limits. */
+export function tierLabel(key: KeyCaller['key']): string {
+  return key.customLimits ? 'custom' : key.tier;
+}
+
 /** What the limiter needs to know about a key, derived from its record. */
 interface KeyPlan {
   limits: ReturnType<typeof keyLimits>;
   rule: ReturnType<typeof requestRule>;
-  /** X-RateLimit-Tier: the tier, or `custom` when the key has its own limits. */
+  /** X-RateLimit-Tier (tierLabel). */
   tierLabel: string;
   subject: string;
   concurrencySubject: string;
@@ -60,7 +65,13 @@ function planFor(key: KeyCaller['key']): KeyPlan {
   let plan = plans.get(key);
   if (!plan) {
     const limits = keyLimits(key);
-    plan = { limits, rule: requestRule(limits), tierLabel: key.customLimits ? 'custom' : key.tier, subject: keySubject(key.id), concurrencySubject: concurrencySubject(key.id) };
+    plan = {
+      limits,
+      rule: requestRule(limits),
+      tierLabel: tierLabel(key),
+      subject: keySubject(key.id),
+      concurrencySubject: concurrencySubject(key.id),
+    };
     plans.set(key, plan);
   }
   return plan;
@@ -115,7 +126,7 @@ export class LimitsService {
   /** Counts one AI (semantic) request against the key's hourly AI limit; throws 429 when it is used up. */
   async admitAiRequest(caller: KeyCaller): Promise<void> {
     if (!this.deps.enabled) return;
-    const limits = keyLimits(caller.key);
+    const { limits } = planFor(caller.key);
     const decision = await this.deps.store.consume(aiSubject(caller.key.id), aiRule(limits), this.now());
     if (!decision.allowed) {
       throw new AppError('AI_RATE_LIMIT_EXCEEDED', `AI request limit exceeded: the ${caller.key.tier} tier allows ${limits.aiRequestsPerHour} semantic searches per hour. Try again in ${decision.retryAfterSeconds} seconds.`, {

@@ -3,7 +3,7 @@ import type { RequestUsageRepository } from '../repositories/request-usage-repos
 import { bucketDate, bucketRange, type BucketUnit } from '../repositories/time-buckets.js';
 import type { ViolationRepository } from '../repositories/violation-repository.js';
 import type { KeyCaller } from './callers.js';
-import { keyLimits, type LimitsService } from './limits-service.js';
+import { keyLimits, tierLabel, type LimitsService } from './limits-service.js';
 
 type RateLimitStatus = components['schemas']['RateLimitStatus'];
 type Analytics = components['schemas']['RateLimitAnalyticsResponse']['data']['analytics'];
@@ -54,7 +54,7 @@ export class RateLimitService {
     const percentUsed = round1((100 * decision.used) / decision.limit);
     return {
       rateLimit: {
-        tier: caller.key.customLimits ? 'custom' : caller.key.tier,
+        tier: tierLabel(caller.key),
         limits: {
           requestsPerHour: limits.requestsPerHour,
           burstLimit: limits.burstLimit,
