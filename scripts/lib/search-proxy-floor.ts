@@ -1,0 +1,37 @@
+/**
+ * bench:search's proxy floor: the least any Node HTTP search API on this stack can do for POST /search. Koa with
+ * koa-bodyparser takes the same JSON body, runs the statement Quarry's builder makes for its query (the same SQL the
+ * "pg direct" path runs) on a pg Pool of the same size, and answers the rows as JSON. No auth, limits, validation,
+ * transaction, merging, snippets or recording: the gap between it and pg direct is the hop through an HTTP process
+ * itself, and the gap between it and Quarry is what Quarry's own work costs. Run as its own process; BENCH_PG_URL
+ * is the database.
+ */
+import Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
+import pg from 'pg';
+import { createExecutor } from '../../src/connectors/index.js';
+import { compileQuery, tableQueries } from '../../src/search/queries.js';
+import { loadSearchSchema } from '../../src/search/schema-catalog.js';
+import { chooseTargets } from '../../src/search/targets.js';
+
+const url = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
+const executor = await createExecutor(
+  { engine: 'postgres', host: url.hostname, port: Number(url.port || 5432), database: url.pathname.slice(1), username: decodeURIComponent(url.username || 'postgres'), password: decodeURIComponent(url.password), ssl: false, tables: null },
+  { hostPolicy: { allowlist: [], allowPrivate: true, allowLoopback: true } },
+);
+const [target] = chooseTargets(await loadSearchSchema(executor, ['articles'], 10_000), {});
+await executor.close();
+if (!target) throw new Error('articles is not searchable');
+const dialect = { quoteIdent: (n: string) => `"${n.replace(/"/g, '""')}"`, placeholder: (n: number) => `$${n}` };
+const pool = new pg.Pool({ connectionString: url.toString(), max: Number(process.env.POOL_SIZE ?? 5) });
+
+const app = new Koa();
+app.use(bodyParser());
+app.use(async (ctx) => {
+  const { query, limit } = ctx.request.body as { query: string; limit: number };
+  const statement = tableQueries(target, compileQuery(query, 'natural').query, dialect)!.rank(limit, { from: 0, to: limit });
+  const { rows } = await pool.query(statement.sql, statement.params);
+  ctx.body = { success: true, data: { status: 'ok', results: rows } };
+});
+const server = app.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));
+process.on('SIGTERM', () => server.close(() => void pool.end().then(() => process.exit(0))));
