@@ -18,21 +18,18 @@
  * what any Node search API in front of the database costs here).
  *   npx tsx scripts/bench-search.ts [seconds per case]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createExecutor } from '../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../src/search/queries.js';
-import { loadSearchSchema } from '../src/search/schema-catalog.js';
-import { chooseTargets } from '../src/search/targets.js';
 import { ApiClient } from '../test/support/api-client.js';
 import { createKey, registerUser } from '../test/support/factories.js';
 import { liftKeyLimits } from './lib/bench.js';
-import { freePort, spawnServer } from './lib/spawn-server.js';
+import { benchStatementBuilder } from './lib/bench-statement.js';
+import { spawnServer, startScript } from './lib/spawn-server.js';
 
 const seconds = Number(process.argv[2] ?? 8);
 const ROWS = 100_000;
@@ -187,32 +184,14 @@ async function throughput(label: string, concurrency: number, run: (i: number) =
   return summary(label, concurrency, latencies, (performance.now() - started) / 1000, failures);
 }
 
-/** A helper server of this bench (scripts/lib) as its own process, once it says it listens. */
-async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; stop(): void }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, stop: () => void child.kill('SIGTERM') };
-}
-
 const queries = corpus();
 await ensureDatabase();
 const direct = new pg.Pool({ connectionString: benchUrl.toString(), max: POOL_SIZE });
 await ensureArticles(direct);
 
 // The statement Quarry builds, from the same discovery Quarry runs.
-const executor = await createExecutor(
-  { engine: 'postgres', host: benchUrl.hostname, port: Number(benchUrl.port || 5432), database: benchUrl.pathname.slice(1), username: decodeURIComponent(benchUrl.username || 'postgres'), password: decodeURIComponent(benchUrl.password), ssl: false, tables: null },
-  { hostPolicy: { allowlist: [], allowPrivate: true, allowLoopback: true } },
-);
-const schema = await loadSearchSchema(executor, ['articles'], 10_000);
-await executor.close();
-const [target] = chooseTargets(schema, {});
-if (!target?.index) throw new Error('articles has no usable GIN index');
-const statementFor = (text: string) => tableQueries(target, compileQuery(text, 'natural').query, { quoteIdent: (n) => `"${n.replace(/"/g, '""')}"`, placeholder: (n) => `$${n}` })!.rank(LIMIT, { from: 0, to: LIMIT });
+const buildStatement = await benchStatementBuilder(benchUrl);
+const statementFor = (text: string) => buildStatement(text, LIMIT);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
 const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000' }, { built: process.env.BENCH_TSX !== '1' });
@@ -278,7 +257,7 @@ try {
   // The HTTP floor: bare Koa answering this very search's JSON, no search behind it, from the same client code.
   const answerFile = join(dataDir, 'answer.json');
   writeFileSync(answerFile, JSON.stringify(check.body));
-  const floorServer = await startProcess('scripts/lib/bare-koa.ts', { BODY_FILE: answerFile });
+  const floorServer = await startScript('scripts/lib/bare-koa.ts', { BODY_FILE: answerFile });
   const viaFloor = (text: string) => post(`${floorServer.url}/`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT }), {}, '"success":true');
   // Measured like Quarry: alternating with the direct query, so it sees the same machine between requests.
   const floor = (await latencyPair('rare200', (i) => viaPg(queries.rare200[i % 200]!), (i) => viaFloor(queries.rare200[i % 200]!))).b;
@@ -286,7 +265,7 @@ try {
   floorServer.stop();
 
   // The proxy floor (scripts/lib/search-proxy-floor.ts): the same SQL through the thinnest Koa search proxy.
-  const proxyServer = await startProcess('scripts/lib/search-proxy-floor.ts', { BENCH_PG_URL: benchUrl.toString(), POOL_SIZE: String(POOL_SIZE) });
+  const proxyServer = await startScript('scripts/lib/search-proxy-floor.ts', { BENCH_PG_URL: benchUrl.toString(), POOL_SIZE: String(POOL_SIZE) });
   const viaProxy = (text: string) => post(`${proxyServer.url}/`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT }), {}, '"status":"ok"');
   for (let i = 0; i < WARMUP; i++) await viaProxy(queries.rare200[i % 200]!);
 

@@ -9,27 +9,17 @@
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import pg from 'pg';
-import { createExecutor } from '../../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../../src/search/queries.js';
-import { loadSearchSchema } from '../../src/search/schema-catalog.js';
-import { chooseTargets } from '../../src/search/targets.js';
+import { benchStatementBuilder } from './bench-statement.js';
 
 const url = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
-const executor = await createExecutor(
-  { engine: 'postgres', host: url.hostname, port: Number(url.port || 5432), database: url.pathname.slice(1), username: decodeURIComponent(url.username || 'postgres'), password: decodeURIComponent(url.password), ssl: false, tables: null },
-  { hostPolicy: { allowlist: [], allowPrivate: true, allowLoopback: true } },
-);
-const [target] = chooseTargets(await loadSearchSchema(executor, ['articles'], 10_000), {});
-await executor.close();
-if (!target) throw new Error('articles is not searchable');
-const dialect = { quoteIdent: (n: string) => `"${n.replace(/"/g, '""')}"`, placeholder: (n: number) => `$${n}` };
+const statementFor = await benchStatementBuilder(url);
 const pool = new pg.Pool({ connectionString: url.toString(), max: Number(process.env.POOL_SIZE ?? 5) });
 
 const app = new Koa();
 app.use(bodyParser());
 app.use(async (ctx) => {
   const { query, limit } = ctx.request.body as { query: string; limit: number };
-  const statement = tableQueries(target, compileQuery(query, 'natural').query, dialect)!.rank(limit, { from: 0, to: limit });
+  const statement = statementFor(query, limit);
   const { rows } = await pool.query(statement.sql, statement.params);
   ctx.body = { success: true, data: { status: 'ok', results: rows } };
 });

@@ -73,3 +73,17 @@ export async function spawnServer(env: Record<string, string>, options: SpawnOpt
       }),
   };
 }
+
+/**
+ * A benchmark's helper server (a script under scripts/lib run through tsx) as its own process, once it prints its
+ * first line (it says it listens); rejects if it exits first.
+ */
+export async function startScript(script: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => void child.kill('SIGTERM') };
+}
