@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -29,12 +29,23 @@ export interface SpawnOptions {
   /**
    * Run the compiled server (dist/src/main.js, built by `npm run build`) exactly as `npm start` does, instead of the
    * TypeScript sources through tsx. Benchmarks measure this: tsx turns on source maps, which makes every Error's
-   * stack (the SQLite driver builds one per query) many times dearer than in production.
+   * stack (the SQLite driver builds one per query) many times dearer than in production. The build is made from the
+   * current sources first (once per benchmark process), so a fresh checkout works and an old dist/ is never measured.
    */
   built?: boolean;
 }
 
+let buildDone = false;
+
+/** `npm run build` (tsc -p tsconfig.build.json), once per process. */
+function buildOnce(): void {
+  if (buildDone) return;
+  execFileSync(process.execPath, [fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  buildDone = true;
+}
+
 export async function spawnServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
+  if (options.built) buildOnce();
   const port = await freePort();
   const entry = options.built ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
