@@ -10,13 +10,15 @@
  * - "direct" runs the statement Quarry's builder makes for the same query (src/search) with a pg Pool of the same size
  *   as Quarry's (5), from the same load loop (node:http with keep-alive for Quarry), so the difference is Quarry:
  *   HTTP, auth, rate limit, validation, the read-only transaction around the statement, merging and JSON.
- * Latency is measured one request at a time with the two paths alternating on the same query (so both see the same
- * machine load), after WARMUP searches on each path; throughput with 8 concurrent clients, each path on its own. The
+ * Latency is measured one request at a time with the two paths back to back on the same query (so both see the same
+ * machine load), in alternating order (latencyPair says why), after WARMUP searches on each path; throughput with 8 concurrent clients, each path on its own. The
  * overhead at p50 is the median of the per-pair differences (the difference of the two p50s is printed too); each
  * comes with its 95% bootstrap interval, and the target counts as met only when the whole interval is under 2 ms. Two floors, from the same client: bare Koa answering the same JSON as a real search (what any HTTP answer
  * costs here), and the proxy floor (scripts/lib/search-proxy-floor.ts: Koa + koa-bodyparser + pg running the same SQL,
- * what any Node search API in front of the database costs here).
- *   npx tsx scripts/bench-search.ts [seconds per case]
+ * what any Node search API in front of the database costs here). A design check measures the direct path against
+ * itself through a second pool in the same way: a path that adds nothing should come out at about 0, so it shows
+ * how far the design itself can move a figure.
+ *   npx tsx scripts/bench-search.ts [seconds per case] [pairs at least per query set]
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,11 +34,18 @@ import { benchStatementBuilder } from './lib/bench-statement.js';
 import { spawnServer, startScript } from './lib/spawn-server.js';
 
 const seconds = Number(process.argv[2] ?? 8);
+/**
+ * Pairs measured at least per query set, however slow the queries. A common word's query varies by about 10 ms from
+ * one run to the next on this machine, so 200 pairs leave its median's 95% interval 2 to 3 ms wide; more narrow it.
+ */
+const minPairs = Number(process.argv[3] ?? 200);
+if (!(seconds > 0) || !Number.isInteger(minPairs) || minPairs < 10) {
+  console.error('usage: npx tsx scripts/bench-search.ts [seconds per case > 0] [pairs at least per query set, >= 10]');
+  process.exit(2);
+}
 const ROWS = 100_000;
 const LIMIT = 20;
 const POOL_SIZE = 5;
-/** Pairs measured at least, however slow the queries: enough that the medians' 95% intervals are about a millisecond wide. */
-const MIN_PAIRS = 200;
 /** Searches each path serves before anything is measured: the server's code optimised, its pools and caches filled. */
 const WARMUP = 1000;
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -139,25 +148,38 @@ function overhead({ a, b, diffs }: Paired) {
 const range = ([low, high]: [number, number]) => `${low.toFixed(2)} to ${high.toFixed(2)}`;
 
 /**
- * One request at a time, alternating the two paths on the same query (direct, then the other), so both see the same
- * machine at the same moment; the per-pair difference is the overhead.
+ * One request at a time, the two paths on the same query back to back, so both see the same machine at the same
+ * moment; the per-pair difference (b - a) is the overhead. The order alternates from pair to pair (a then b, then b
+ * then a): on this machine the second of two runs of the same common-word query is slower than the first, the same
+ * path against itself through two pools (the design check below) gave medians of 0.45 to 1.68 ms with a fixed order,
+ * which a fixed order would have charged to b.
  */
 async function latencyPair(name: string, a: (i: number) => Promise<boolean>, b: (i: number) => Promise<boolean>): Promise<Paired> {
   for (let i = 0; i < 100; i++) await Promise.all([a(i), b(i)]);
   const [la, lb, diffs]: number[][] = [[], [], []];
   let [fa, fb] = [0, 0];
+  const timed = async (path: (i: number) => Promise<boolean>, i: number) => {
+    const t0 = performance.now();
+    const ok = await path(i);
+    return { ms: performance.now() - t0, ok };
+  };
   const started = performance.now();
   const end = started + seconds * 1000;
-  // At least MIN_PAIRS pairs, however slow the queries (a common word takes ~100 ms), so the medians mean something.
-  for (let i = 0; performance.now() < end || i < MIN_PAIRS; i++) {
-    const t0 = performance.now();
-    if (!(await a(i))) fa += 1;
-    const t1 = performance.now();
-    if (!(await b(i))) fb += 1;
-    const t2 = performance.now();
-    la.push(t1 - t0);
-    lb.push(t2 - t1);
-    diffs.push(t2 - t1 - (t1 - t0));
+  // At least minPairs pairs, however slow the queries (a common word takes ~100 ms), so the medians mean something.
+  for (let i = 0; performance.now() < end || i < minPairs; i++) {
+    let ra, rb;
+    if (i % 2 === 0) {
+      ra = await timed(a, i);
+      rb = await timed(b, i);
+    } else {
+      rb = await timed(b, i);
+      ra = await timed(a, i);
+    }
+    if (!ra.ok) fa += 1;
+    if (!rb.ok) fb += 1;
+    la.push(ra.ms);
+    lb.push(rb.ms);
+    diffs.push(rb.ms - ra.ms);
   }
   const elapsed = (performance.now() - started) / 1000;
   const half = elapsed / 2;
@@ -187,6 +209,8 @@ async function throughput(label: string, concurrency: number, run: (i: number) =
 const queries = corpus();
 await ensureDatabase();
 const direct = new pg.Pool({ connectionString: benchUrl.toString(), max: POOL_SIZE });
+/** The design check's second path: the same direct query through a pool of its own (its own server processes). */
+const directTwin = new pg.Pool({ connectionString: benchUrl.toString(), max: POOL_SIZE });
 await ensureArticles(direct);
 
 // The statement Quarry builds, from the same discovery Quarry runs.
@@ -226,11 +250,12 @@ try {
   });
   const viaQuarry = (text: string) =>
     post(`${server.url}/api/v1/search`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT }), { authorization: `Bearer ${key.secret}` }, '"status":"ok"');
-  const viaPg = async (text: string) => {
+  const viaPgPool = async (pool: pg.Pool, text: string) => {
     const statement = statementFor(text);
-    await direct.query(statement.sql, statement.params);
+    await pool.query(statement.sql, statement.params);
     return true;
   };
+  const viaPg = (text: string) => viaPgPool(direct, text);
 
   // The statement in a read-only transaction with a statement timeout, the plain way: BEGIN, statement, COMMIT, three
   // round trips. (Quarry's executor sends BEGIN with the statement and COMMITs after answering: one on the path.)
@@ -277,6 +302,7 @@ try {
   const rows: Row[] = [];
   const quarryRows: Record<string, Paired> = {};
   const proxyRows: Record<string, Paired> = {};
+  const checkRows: Record<string, Paired> = {};
   for (const [name, set] of [['rare200', queries.rare200], ['common200', queries.common200]] as const) {
     const query = (i: number) => set[i % set.length]!;
     const quarry = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i)));
@@ -286,6 +312,11 @@ try {
     proxy.b.label = `proxy floor: Koa + koa-bodyparser + pg running the same SQL, ${name}`;
     proxyRows[name] = proxy;
     rows.push({ direct: proxy.a, other: proxy.b, paired: proxy });
+    // The design check: a path that adds nothing (the same query through a second pool) must come out at about 0.
+    const check = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaPgPool(directTwin, query(i)));
+    check.b.label = `design check: pg direct through a second pool, ${name}`;
+    checkRows[name] = check;
+    rows.push({ direct: check.a, other: check.b, paired: check });
     if (name === 'rare200') {
       const readOnly = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaPgReadOnly(query(i)));
       readOnly.b.label = `pg direct in a read-only transaction (BEGIN, statement, COMMIT), ${name}`;
@@ -300,7 +331,7 @@ try {
   }
   proxyServer.stop();
 
-  console.log(`\nSearch on PostgreSQL, 100,000 articles with a GIN index, natural mode, limit ${LIMIT}, result cache off, ${seconds} s per case (at least ${MIN_PAIRS} pairs), after ${WARMUP} warm-up searches per path`);
+  console.log(`\nSearch on PostgreSQL, 100,000 articles with a GIN index, natural mode, limit ${LIMIT}, result cache off, ${seconds} s per case (at least ${minPairs} pairs per query set, in alternating order), after ${WARMUP} warm-up searches per path`);
   console.log(`(load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; intervals: 95% bootstrap)`);
   console.log('| case | concurrency | requests | req/s | p50 ms | p99 ms | failures | overhead at p50 ms [interval] | median of pair differences ms [interval] |');
   console.log('|---|---|---|---|---|---|---|---|---|');
@@ -322,15 +353,18 @@ try {
   for (const name of ['rare200', 'common200']) {
     const quarry = overhead(quarryRows[name]!);
     const proxy = overhead(proxyRows[name]!);
+    const check = overhead(checkRows[name]!);
     const verdict = quarry.pairsInterval[1] < 2 ? 'met' : quarry.pairsInterval[0] >= 2 ? 'not met' : 'not settled (the interval spans 2 ms)';
     console.log(
       `${name}: Quarry's overhead at p50 (median of pairs) ${quarry.pairs.toFixed(2)} ms [${range(quarry.pairsInterval)}], target < 2 ms: ${verdict}; ` +
         `difference of the p50s ${quarry.p50.toFixed(2)} ms [${range(quarry.p50Interval)}]; the proxy floor's ${proxy.pairs.toFixed(2)} ms [${range(proxy.pairsInterval)}], ` +
-        `so Quarry's own work is ${(quarry.pairs - proxy.pairs).toFixed(2)} ms of it`,
+        `so Quarry's own work is ${(quarry.pairs - proxy.pairs).toFixed(2)} ms of it; ` +
+        `the design check (a path that adds nothing) ${check.pairs.toFixed(2)} ms [${range(check.pairsInterval)}]`,
     );
   }
 } finally {
   agent.destroy();
   await direct.end();
+  await directTwin.end();
   await server.stop();
 }
