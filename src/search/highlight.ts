@@ -17,21 +17,29 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
 
-/** Engine output with MARK_START/MARK_STOP as escaped HTML with <mark>; markers never nest or stay open. */
+/** A match marker or a character HTML gives meaning to: everything markersToHtml rewrites, found in one pass. */
+const MARKUP = new RegExp(`${MARK_START}|${MARK_STOP}|[&<>"']`, 'g');
+
+/**
+ * Engine output with MARK_START/MARK_STOP as escaped HTML with <mark>; markers never nest or stay open. One replace
+ * over the text (markers are letters and digits, so they never overlap an escaped character): it runs for every
+ * snippet of every page row, after the database has answered, so on the path of every search.
+ */
 export function markersToHtml(text: string): string {
-  let html = '';
   let open = false;
-  const pattern = new RegExp(`${MARK_START}|${MARK_STOP}`, 'g');
-  let last = 0;
-  for (const match of text.matchAll(pattern)) {
-    html += escapeHtml(text.slice(last, match.index));
-    last = match.index + match[0].length;
-    const start = match[0] === MARK_START;
-    if (start && !open) html += '<mark>';
-    if (!start && open) html += '</mark>';
-    open = start;
-  }
-  html += escapeHtml(text.slice(last));
+  const html = text.replace(MARKUP, (token) => {
+    if (token === MARK_START) {
+      if (open) return '';
+      open = true;
+      return '<mark>';
+    }
+    if (token === MARK_STOP) {
+      if (!open) return '';
+      open = false;
+      return '</mark>';
+    }
+    return ENTITIES[token]!;
+  });
   return open ? `${html}</mark>` : html;
 }
 
