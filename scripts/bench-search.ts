@@ -11,11 +11,12 @@
  *   as Quarry's (5), from the same load loop (node:http with keep-alive for Quarry), so the difference is Quarry:
  *   HTTP, auth, rate limit, validation, the read-only transaction around the statement, merging and JSON.
  * Latency is measured one request at a time with the two paths back to back on the same query (so both see the same
- * machine load), in alternating order (latencyPair says why), after WARMUP searches on each path; throughput with 8 concurrent clients, each path on its own. The
- * overhead at p50 is the median of the per-pair differences (the difference of the two p50s is printed too); each
- * comes with its 95% bootstrap interval, and the target counts as met only when the whole interval is under 2 ms. Two floors, from the same client: bare Koa answering the same JSON as a real search (what any HTTP answer
- * costs here), and the proxy floor (scripts/lib/search-proxy-floor.ts: Koa + koa-bodyparser + pg running the same SQL,
- * what any Node search API in front of the database costs here). A design check measures the direct path against
+ * machine load), in alternating order (latencyPair says why), after WARMUP searches on each path; throughput with 8
+ * concurrent clients, each path on its own. The overhead at p50 is the median of the per-pair differences (the
+ * difference of the two p50s is printed too); each comes with its 95% bootstrap interval, and the target counts as
+ * met only when the whole interval is under 2 ms. Two floors, from the same client: bare Koa answering the same JSON
+ * as a real search (what any HTTP answer costs here), and the proxy floor (scripts/lib/search-proxy-floor.ts: Koa +
+ * koa-bodyparser + pg running the same SQL, what any Node search API in front of the database costs here). A design check measures the direct path against
  * itself through a second pool in the same way: a path that adds nothing should come out at about 0, so it shows
  * how far the design itself can move a figure.
  *   npx tsx scripts/bench-search.ts [seconds per case] [pairs at least per query set]
@@ -150,9 +151,9 @@ const range = ([low, high]: [number, number]) => `${low.toFixed(2)} to ${high.to
 /**
  * One request at a time, the two paths on the same query back to back, so both see the same machine at the same
  * moment; the per-pair difference (b - a) is the overhead. The order alternates from pair to pair (a then b, then b
- * then a): on this machine the second of two runs of the same common-word query is slower than the first, the same
- * path against itself through two pools (the design check below) gave medians of 0.45 to 1.68 ms with a fixed order,
- * which a fixed order would have charged to b.
+ * then a): on this machine the second of two runs of the same common-word query is the slower one (pg direct against
+ * itself through two pools, in a fixed order: medians of 0.45 to 1.68 ms over four runs of 200 pairs), and a fixed
+ * order would charge that to b. The design check row shows what is left of it with the alternating order.
  */
 async function latencyPair(name: string, a: (i: number) => Promise<boolean>, b: (i: number) => Promise<boolean>): Promise<Paired> {
   for (let i = 0; i < 100; i++) await Promise.all([a(i), b(i)]);

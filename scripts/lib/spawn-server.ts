@@ -29,7 +29,7 @@ export interface SpawnOptions {
   /**
    * Run the compiled server (dist/src/main.js, built by `npm run build`) exactly as `npm start` does, instead of the
    * TypeScript sources through tsx. Benchmarks measure this: tsx turns on source maps, which makes every Error's
-   * stack (the SQLite driver builds one per query) many times dearer than in production. The build is made from the
+   * stack (the SQLite driver builds one per query) many times dearer than in production. `npm run build` runs on the
    * current sources first (once per benchmark process), so a fresh checkout works and an old dist/ is never measured.
    */
   built?: boolean;
@@ -37,10 +37,10 @@ export interface SpawnOptions {
 
 let buildDone = false;
 
-/** `npm run build` (tsc -p tsconfig.build.json), once per process. */
+/** The project's own `npm run build` (package.json says how), once per process. */
 function buildOnce(): void {
   if (buildDone) return;
-  execFileSync(process.execPath, [fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
   buildDone = true;
 }
 

@@ -13,12 +13,16 @@ export const MARK_STOP = `qme${nonce}`;
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
+/** The characters HTML gives meaning to (ENTITIES' keys), as a regular-expression class. */
+const SPECIAL = `[&<>"']`;
+const SPECIAL_CHARS = new RegExp(SPECIAL, 'g');
+
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+  return text.replace(SPECIAL_CHARS, (c) => ENTITIES[c]!);
 }
 
 /** A match marker or a character HTML gives meaning to: everything markersToHtml rewrites, found in one pass. */
-const MARKUP = new RegExp(`${MARK_START}|${MARK_STOP}|[&<>"']`, 'g');
+const MARKUP = new RegExp(`${MARK_START}|${MARK_STOP}|${SPECIAL}`, 'g');
 
 /**
  * Engine output with MARK_START/MARK_STOP as escaped HTML with <mark>; markers never nest or stay open. One replace
