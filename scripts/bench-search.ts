@@ -16,9 +16,9 @@
  * difference of the two p50s is printed too); each comes with its 95% bootstrap interval, and the target counts as
  * met only when the whole interval is under 2 ms. Two floors, from the same client: bare Koa answering the same JSON
  * as a real search (what any HTTP answer costs here), and the proxy floor (scripts/lib/search-proxy-floor.ts: Koa +
- * koa-bodyparser + pg running the same SQL, what any Node search API in front of the database costs here). A design check measures the direct path against
- * itself through a second pool in the same way: a path that adds nothing should come out at about 0, so it shows
- * how far the design itself can move a figure.
+ * koa-bodyparser + pg running the same SQL, what any Node search API in front of the database costs here). A design
+ * check measures the direct path against itself through a second pool in the same way: a path that adds nothing
+ * should come out at about 0, so it shows how far the design itself can move a figure.
  *   npx tsx scripts/bench-search.ts [seconds per case] [pairs at least per query set]
  */
 import { execFileSync } from 'node:child_process';
