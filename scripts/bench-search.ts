@@ -19,6 +19,10 @@
  * koa-bodyparser + pg running the same SQL, what any Node search API in front of the database costs here). A design
  * check measures the direct path against itself through a second pool in the same way: a path that adds nothing
  * should come out at about 0, so it shows how far the design itself can move a figure.
+ * With BENCH_PROBE=1 the server also runs scripts/lib/stage-probe.mjs, and each query set's line adds the
+ * server's own time around the query (medians, request start to first byte to PostgreSQL, last byte from it to the
+ * response's finish) during the Quarry pairs: the probe touches every socket write, so use it to see where the
+ * time goes, not for the headline figure.
  *   npx tsx scripts/bench-search.ts [seconds per case] [pairs at least per query set]
  */
 import { execFileSync } from 'node:child_process';
@@ -50,6 +54,7 @@ const POOL_SIZE = 5;
 /** Searches each path serves before anything is measured: the server's code optimised, its pools and caches filled. */
 const WARMUP = 1000;
 const root = fileURLToPath(new URL('../', import.meta.url));
+const probing = process.env.BENCH_PROBE === '1';
 const benchUrl = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
 const corpusDir = join(tmpdir(), 'quarry-bench-corpus');
 
@@ -155,8 +160,9 @@ const range = ([low, high]: [number, number]) => `${low.toFixed(2)} to ${high.to
  * itself through two pools, in a fixed order: medians of 0.45 to 1.68 ms over four runs of 200 pairs), and a fixed
  * order would charge that to b. The design check row shows what is left of it with the alternating order.
  */
-async function latencyPair(name: string, a: (i: number) => Promise<boolean>, b: (i: number) => Promise<boolean>): Promise<Paired> {
+async function latencyPair(name: string, a: (i: number) => Promise<boolean>, b: (i: number) => Promise<boolean>, onMeasuring?: () => Promise<unknown>): Promise<Paired> {
   for (let i = 0; i < 100; i++) await Promise.all([a(i), b(i)]);
+  await onMeasuring?.();
   const [la, lb, diffs]: number[][] = [[], [], []];
   let [fa, fb] = [0, 0];
   const timed = async (path: (i: number) => Promise<boolean>, i: number) => {
@@ -219,7 +225,22 @@ const buildStatement = await benchStatementBuilder(benchUrl);
 const statementFor = (text: string) => buildStatement(text, LIMIT);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
-const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000' }, { built: process.env.BENCH_TSX !== '1' });
+const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000' }, {
+  built: process.env.BENCH_TSX !== '1',
+  nodeArgs: probing ? ['--import', join(root, 'scripts/lib/stage-probe.mjs')] : [],
+});
+/** The probe's figures since the last call (it prints them on SIGUSR2), or null without BENCH_PROBE=1. */
+const probeReading = async (): Promise<{ requests: number; beforeQueryMs: number; afterRowsMs: number } | null> => {
+  if (!probing) return null;
+  const seen = server.output().length;
+  server.child.kill('SIGUSR2');
+  for (let waited = 0; waited < 5000; waited += 50) {
+    const line = /STAGE-PROBE (\{.*\})/.exec(server.output().slice(seen));
+    if (line) return JSON.parse(line[1]!);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the stage probe did not answer');
+};
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 try {
   const client = new ApiClient(server.url);
@@ -302,11 +323,13 @@ try {
   }
   const rows: Row[] = [];
   const quarryRows: Record<string, Paired> = {};
+  const probeRows: Record<string, Awaited<ReturnType<typeof probeReading>>> = {};
   const proxyRows: Record<string, Paired> = {};
   const checkRows: Record<string, Paired> = {};
   for (const [name, set] of [['rare200', queries.rare200], ['common200', queries.common200]] as const) {
     const query = (i: number) => set[i % set.length]!;
-    const quarry = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i)));
+    const quarry = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i)), probeReading);
+    probeRows[name] = await probeReading();
     quarryRows[name] = quarry;
     rows.push({ direct: quarry.a, other: quarry.b, paired: quarry });
     const proxy = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaProxy(query(i)));
@@ -362,6 +385,13 @@ try {
         `so Quarry's own work is ${(quarry.pairs - proxy.pairs).toFixed(2)} ms of it; ` +
         `the design check (a path that adds nothing) ${check.pairs.toFixed(2)} ms [${range(check.pairsInterval)}]`,
     );
+    const probe = probeRows[name];
+    if (probe) {
+      console.log(
+        `  stage probe, ${name}: over ${probe.requests} Quarry requests the server spent ${probe.beforeQueryMs.toFixed(2)} ms from the request to the query ` +
+          `and ${probe.afterRowsMs.toFixed(2)} ms from the last row to the response's finish (medians), ${(probe.beforeQueryMs + probe.afterRowsMs).toFixed(2)} ms in all`,
+      );
+    }
   }
 } finally {
   agent.destroy();
