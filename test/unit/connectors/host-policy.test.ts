@@ -150,6 +150,13 @@ describe('resolveAllowedHost', () => {
     expect(err.details.reason).toBe('metadata');
   });
 
+  it('when a name resolves to a link-local address, then it is refused even where private hosts are allowed', async () => {
+    const lookup = dns({ 'linklocal.example.com': ['169.254.1.1'] });
+    const err = await refusal(resolveAllowedHost('linklocal.example.com', 5432, open, lookup));
+    expect(err.code).toBe('HOST_NOT_ALLOWED');
+    expect(err.details.reason).toBe('link-local');
+  });
+
   it('when a name resolves to an IPv4-mapped metadata address, then it is refused', async () => {
     const lookup = dns({ 'mapped.example.com': ['::ffff:169.254.169.254'] });
     const err = await refusal(resolveAllowedHost('mapped.example.com', 5432, open, lookup));
