@@ -225,12 +225,22 @@ const buildStatement = await benchStatementBuilder(benchUrl);
 const statementFor = (text: string) => buildStatement(text, LIMIT);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
-const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000' }, {
+const server = await spawnServer({
+  DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', SEARCH_CACHE_TTL_MS: '0', SEARCH_TIMEOUT_MS: '30000',
+  // The probe tells the database's sockets by their port.
+  ...(probing ? { BENCH_PG_PORT: benchUrl.port || '5432' } : {}),
+}, {
   built: process.env.BENCH_TSX !== '1',
   nodeArgs: probing ? ['--import', join(root, 'scripts/lib/stage-probe.mjs')] : [],
 });
+/** scripts/lib/stage-probe.mjs's medians over the requests since its last reading. */
+interface ProbeFigures {
+  requests: number;
+  beforeQueryMs: number;
+  afterRowsMs: number;
+}
 /** The probe's figures since the last call (it prints them on SIGUSR2), or null without BENCH_PROBE=1. */
-const probeReading = async (): Promise<{ requests: number; beforeQueryMs: number; afterRowsMs: number } | null> => {
+const probeReading = async (): Promise<ProbeFigures | null> => {
   if (!probing) return null;
   const seen = server.output().length;
   server.child.kill('SIGUSR2');
@@ -322,24 +332,20 @@ try {
     paired: Paired | null;
   }
   const rows: Row[] = [];
-  const quarryRows: Record<string, Paired> = {};
-  const probeRows: Record<string, Awaited<ReturnType<typeof probeReading>>> = {};
-  const proxyRows: Record<string, Paired> = {};
-  const checkRows: Record<string, Paired> = {};
+  /** Per query set, what the closing lines read: Quarry, the proxy floor and the design check against pg direct. */
+  const verdicts: Record<string, { quarry: Paired; proxy: Paired; check: Paired; probe: ProbeFigures | null }> = {};
   for (const [name, set] of [['rare200', queries.rare200], ['common200', queries.common200]] as const) {
     const query = (i: number) => set[i % set.length]!;
     const quarry = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i)), probeReading);
-    probeRows[name] = await probeReading();
-    quarryRows[name] = quarry;
+    const probe = await probeReading();
     rows.push({ direct: quarry.a, other: quarry.b, paired: quarry });
     const proxy = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaProxy(query(i)));
     proxy.b.label = `proxy floor: Koa + koa-bodyparser + pg running the same SQL, ${name}`;
-    proxyRows[name] = proxy;
     rows.push({ direct: proxy.a, other: proxy.b, paired: proxy });
     // The design check: a path that adds nothing (the same query through a second pool) must come out at about 0.
     const check = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaPgPool(directTwin, query(i)));
     check.b.label = `design check: pg direct through a second pool, ${name}`;
-    checkRows[name] = check;
+    verdicts[name] = { quarry, proxy, check, probe };
     rows.push({ direct: check.a, other: check.b, paired: check });
     if (name === 'rare200') {
       const readOnly = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaPgReadOnly(query(i)));
@@ -375,9 +381,10 @@ try {
   // moment. The difference of the two p50s is printed too, but it subtracts two medians of different queries' times
   // (a common word's varies by tens of ms), so its interval is too wide to settle a 2 ms target either way.
   for (const name of ['rare200', 'common200']) {
-    const quarry = overhead(quarryRows[name]!);
-    const proxy = overhead(proxyRows[name]!);
-    const check = overhead(checkRows[name]!);
+    const { probe, ...paired } = verdicts[name]!;
+    const quarry = overhead(paired.quarry);
+    const proxy = overhead(paired.proxy);
+    const check = overhead(paired.check);
     const verdict = quarry.pairsInterval[1] < 2 ? 'met' : quarry.pairsInterval[0] >= 2 ? 'not met' : 'not settled (the interval spans 2 ms)';
     console.log(
       `${name}: Quarry's overhead at p50 (median of pairs) ${quarry.pairs.toFixed(2)} ms [${range(quarry.pairsInterval)}], target < 2 ms: ${verdict}; ` +
@@ -385,7 +392,6 @@ try {
         `so Quarry's own work is ${(quarry.pairs - proxy.pairs).toFixed(2)} ms of it; ` +
         `the design check (a path that adds nothing) ${check.pairs.toFixed(2)} ms [${range(check.pairsInterval)}]`,
     );
-    const probe = probeRows[name];
     if (probe) {
       console.log(
         `  stage probe, ${name}: over ${probe.requests} Quarry requests the server spent ${probe.beforeQueryMs.toFixed(2)} ms from the request to the query ` +
