@@ -80,6 +80,31 @@ describe('SearchRecorder', () => {
     expect(inserted[0]).toMatchObject({ id: expect.stringMatching(/^srch_[A-Za-z0-9]{22}$/), responseTimeMs: 13, unindexedTables: [{ databaseId: 'db', table: 't' }] });
     expect((inserted[0]!.query as string).length).toBe(500);
   });
+
+  it('when the store refuses a batch and takes it on the next flush, then each search keeps the id it was first written with', async () => {
+    const attempts: string[][] = [];
+    let down = true;
+    const recorder = new SearchRecorder({
+      records: {
+        insertMany: async (rows) => {
+          attempts.push(rows.map((row) => row.id));
+          if (down) throw new Error('store down');
+        },
+      },
+      flushMs: 60_000,
+      onError: () => undefined,
+    });
+    const search = { userId: 'u', keyId: 'k', searchMode: 'natural', databases: ['db'], tables: ['t'], resultCount: 1, responseTimeMs: 1, status: 'ok', unindexedTables: null, createdAt: new Date(0) } as const;
+    recorder.record({ ...search, query: 'first' });
+    recorder.record({ ...search, query: 'second' });
+    await recorder.flush();
+    down = false;
+    await recorder.flush();
+    const [failed, , , written] = attempts;
+    expect(failed).toHaveLength(2);
+    expect(new Set(failed).size).toBe(2);
+    expect(written).toEqual(failed);
+  });
 });
 
 describe('BatchWriter with a row the store refuses', () => {
