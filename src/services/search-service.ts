@@ -123,7 +123,27 @@ function semanticDetail(fields: Record<string, unknown>, textColumns: string[], 
   return { fields, snippet, matchedColumns: textColumns.filter((c) => (textOf(fields[c]) ?? '').trim() !== '') };
 }
 
+/**
+ * A value signed in the idle time while the databases work (a check-phase callback, which runs once the statements
+ * are written): the next page's cursor needs only the search and the offset, and its SHA-256 fingerprint and HMAC
+ * cost tens of microseconds after the rows are in, when the CPU's caches are cold (profiled under bench:search),
+ * against nothing during the wait. `take` returns it, signing at once if the wait was too short.
+ */
+function signWhileWaiting(sign: () => string): { take: () => string } {
+  let value: string | undefined;
+  const early = setImmediate(() => (value ??= sign()));
+  return {
+    take: () => {
+      clearImmediate(early);
+      return (value ??= sign());
+    },
+  };
+}
+
 const keyText = (values: unknown[]): string => values.map((v) => String(plainValue(v))).join(',');
+
+/** Table and column selections whose targets are remembered per schema (SearchService.targetsOf). */
+const MAX_SELECTIONS = 100;
 
 /** How long a named connection's record is reused without reading the store (a change drops it at once). */
 export const RECORD_TTL_MS = 5_000;
@@ -131,6 +151,7 @@ export const RECORD_TTL_MS = 5_000;
 export class SearchService {
   private readonly schemas = new TtlCache<SearchSchema>(SCHEMA_TTL_MS);
   private readonly records = new TtlCache<DatabaseConnectionRecord>(RECORD_TTL_MS, 10_000);
+  private readonly targets = new WeakMap<SearchSchema, Map<string, SearchTarget[]>>();
   private readonly now: () => number;
 
   constructor(private readonly deps: SearchDeps) {
@@ -148,20 +169,22 @@ export class SearchService {
     const limit = request.limit ?? DEFAULT_LIMIT;
     const records = await this.selectConnections(caller, request.databases ?? []);
     const filters: TargetFilters = { tables: request.tables, columns: request.columns };
-    const fingerprint = searchFingerprint({
+    // Worked out when first needed: before the queries only to check a cursor or key the cache, else while they run.
+    let print: string | undefined;
+    const fingerprint = () => (print ??= searchFingerprint({
       u: caller.user.id, e: caller.key.environment, q: query.text, m: mode,
       d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
-    });
-    const offset = request.cursor !== undefined ? this.cursorOffset(request.cursor, fingerprint) : (request.offset ?? 0);
+    }));
+    const offset = request.cursor !== undefined ? this.cursorOffset(request.cursor, fingerprint()) : (request.offset ?? 0);
     if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
     if (mode === 'semantic' || mode === 'hybrid') {
-      return this.searchByMeaning(caller, request, { mode, query, limit, offset, records, filters, fingerprint, started });
+      return this.searchByMeaning(caller, request, { mode, query, limit, offset, records, filters, fingerprint: fingerprint(), started });
     }
 
     const cache = this.deps.cache;
     // null when results are not cached (SEARCH_CACHE_TTL_MS=0): no key to hash, no page to serialise.
     const cacheKey = cache.enabled
-      ? createHash('sha256').update(JSON.stringify({ fingerprint, offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
+      ? createHash('sha256').update(JSON.stringify({ fingerprint: fingerprint(), offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
       : null;
     const cached = cacheKey ? await cache.get(cacheKey) : null;
     if (cached) {
@@ -173,7 +196,9 @@ export class SearchService {
 
     const deadline = started + this.deps.timeoutMs;
     const top = offset + limit;
-    const outcomes = await Promise.all(records.map((record) => this.searchDatabase(record, query, filters, { offset, limit, top, databases: records.length }, deadline)));
+    const searching = Promise.all(records.map((record) => this.searchDatabase(record, query, filters, { offset, limit, top, databases: records.length }, deadline)));
+    const nextCursor = signWhileWaiting(() => encodeCursor(this.deps.cursorSecret, fingerprint(), top));
+    const outcomes = await searching;
     const lists = outcomes.flatMap((database) => database.tables.map((table) =>
       table.ranking.rows.map((row, i): Candidate => ({ id: this.resultId(database.record, table, row), rank: i + 1, database, table, row }))));
     const page = fuse(lists).slice(offset, offset + limit);
@@ -181,7 +206,7 @@ export class SearchService {
 
     const total = outcomes.reduce((sum, o) => sum + o.tables.reduce((s, t) => s + t.ranking.total, 0), 0);
     const data = this.pageData({
-      request, mode, page, total, offset, limit, fingerprint, started, outcomes,
+      request, mode, page, total, offset, limit, nextCursor: nextCursor.take, started, outcomes,
       totalIsEstimate: outcomes.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate)),
     });
     const tables = [...new Set(outcomes.flatMap((o) => o.tables.map((t) => this.tableName(t))))];
@@ -297,7 +322,8 @@ export class SearchService {
     const semanticMatches = engine.matchesByDatabase;
     const data: SearchData = {
       ...this.pageData({
-        request, mode, page, total, totalIsEstimate, offset, limit, fingerprint, started, outcomes,
+        request, mode, page, total, totalIsEstimate, offset, limit, started, outcomes,
+        nextCursor: () => encodeCursor(this.deps.cursorSecret, fingerprint, top),
         databaseTookMs: (o) => (mode === 'semantic' && o.status === 'ok' ? Math.max(0, Math.round(this.now() - started)) : o.tookMs),
         extraMatches: (o) => semanticMatches[o.record.id] ?? 0,
       }),
@@ -334,6 +360,23 @@ export class SearchService {
   private rowReader(target: SearchTarget, query: CompiledQuery, executor: SqlExecutor): TableQueries {
     const anyRoot: CompiledQuery = { ...query, root: query.root ?? { kind: 'term', word: query.text, prefix: false } };
     return createLikeQueries(target, anyRoot, executor)!;
+  }
+
+  /**
+   * chooseTargets, remembered per cached schema and filters: the same search gets the same target objects, which is
+   * what lets a table's rank statement be built once (sql-postgres.ts). A new schema (edit, expiry) starts afresh.
+   */
+  private targetsOf(schema: SearchSchema, filters: TargetFilters): SearchTarget[] {
+    let bySelection = this.targets.get(schema);
+    if (!bySelection) this.targets.set(schema, (bySelection = new Map()));
+    const selection = JSON.stringify([filters.tables ?? null, filters.columns ?? null]);
+    let targets = bySelection.get(selection);
+    if (!targets) {
+      if (bySelection.size >= MAX_SELECTIONS) bySelection.clear();
+      targets = chooseTargets(schema, filters);
+      bySelection.set(selection, targets);
+    }
+    return targets;
   }
 
   /** A connection changed or went: its schema and every cached page that read it are stale. */
@@ -400,7 +443,7 @@ export class SearchService {
     try {
       const { executor, schema } = await this.schemaOf(record, deadline);
       outcome.executor = executor;
-      const builders = chooseTargets(schema, filters).flatMap((target) => tableQueries(target, query, executor) ?? []);
+      const builders = this.targetsOf(schema, filters).flatMap((target) => tableQueries(target, query, executor) ?? []);
       // Which rows may land on the page (rrf.ts); rows outside get their snippet later if they do.
       const lists = builders.length + page.databases - 1;
       const from = firstPossiblePosition(page.offset, lists);
@@ -474,7 +517,8 @@ export class SearchService {
     totalIsEstimate: boolean;
     offset: number;
     limit: number;
-    fingerprint: string;
+    /** The cursor of the page after this one (asked only when there is one). */
+    nextCursor: () => string;
     started: number;
     outcomes: DatabaseOutcome[];
     databaseTookMs?: (outcome: DatabaseOutcome) => number;
@@ -491,7 +535,7 @@ export class SearchService {
       limit,
       offset,
       hasMore,
-      nextCursor: hasMore && offset + limit <= MAX_OFFSET ? encodeCursor(this.deps.cursorSecret, p.fingerprint, offset + limit) : null,
+      nextCursor: hasMore && offset + limit <= MAX_OFFSET ? p.nextCursor() : null,
       tookMs: Math.max(0, Math.round(this.now() - p.started)),
       databases: p.outcomes.map((o) => ({
         databaseId: o.record.id,

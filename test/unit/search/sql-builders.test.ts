@@ -54,6 +54,26 @@ describe('statement builders', () => {
     expect(rank.params.slice(0, 2)).toEqual(['battery', 'english']);
   });
 
+  it('when PostgreSQL ranks the same table again, then the statement is the one built before, bound to each query\'s own text', () => {
+    const shared = target('postgres', true);
+    const rank = (text: string, mode: 'natural' | 'boolean', top = 20) =>
+      tableQueries(shared, compileQuery(text, mode).query, DIALECTS.postgres)!.rank(top, { from: 0, to: top });
+    const first = rank('battery', 'natural');
+    const second = rank('charger cable', 'natural');
+    expect(second.sql).toBe(first.sql);
+    expect(first.params).toEqual(['battery', 'english', expect.any(String)]);
+    expect(second.params).toEqual(['charger cable', 'english', first.params[2]]);
+    // Another mode or another page size is another statement, never a remembered one with the wrong shape.
+    const boolean = rank('+battery', 'boolean');
+    expect(boolean.sql).toContain('to_tsquery($2::regconfig, $1)');
+    expect(boolean.sql).not.toContain('websearch_to_tsquery');
+    expect(boolean.params[0]).toBe("'battery'");
+    expect(rank('battery', 'natural', 40).sql).toMatch(/LIMIT 40\b/);
+    // The same text in another table (another target object) is built for that table.
+    const other = { ...shared, table: 'other' };
+    expect(tableQueries(other, compileQuery('battery', 'natural').query, DIALECTS.postgres)!.rank(20, { from: 0, to: 20 }).sql).toContain('"public"."other"');
+  });
+
   it('when MySQL has a FULLTEXT index, then MATCH names exactly its columns in index order', () => {
     const { query } = compileQuery('+battery', 'boolean');
     const rank = tableQueries(target('mysql', true), query, DIALECTS.mysql)!.rank(20, { from: 0, to: 20 });
