@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BatchWriter } from '../../../src/services/batch-writer.js';
-import { SearchRecorder } from '../../../src/services/search-recorder.js';
+import { SearchRecorder, type SearchRecordInput } from '../../../src/services/search-recorder.js';
 
 const writer = (write: (batch: number[]) => Promise<void>, maxBuffered?: number) => {
   const errors: unknown[] = [];
@@ -94,7 +94,7 @@ describe('SearchRecorder', () => {
       flushMs: 60_000,
       onError: () => undefined,
     });
-    const search = { userId: 'u', keyId: 'k', searchMode: 'natural', databases: ['db'], tables: ['t'], resultCount: 1, responseTimeMs: 1, status: 'ok', unindexedTables: null, createdAt: new Date(0) } as const;
+    const search: Omit<SearchRecordInput, 'query'> = { userId: 'u', keyId: 'k', searchMode: 'natural', databases: ['db'], tables: ['t'], resultCount: 1, responseTimeMs: 1, status: 'ok', unindexedTables: null, createdAt: new Date(0) };
     recorder.record({ ...search, query: 'first' });
     recorder.record({ ...search, query: 'second' });
     await recorder.flush();
