@@ -14,7 +14,7 @@
  */
 import { hasMarker, MARK_START, MARK_STOP, markersToHtml } from './highlight.js';
 import { toTsquery } from './renderers.js';
-import { decodeRank, fieldsOf, keyAliases, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
+import { aliases, decodeRank, fieldsOf, keyAliases, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries, TableRanking } from './types.js';
 
 export const DEFAULT_TS_CONFIG = 'english';
@@ -83,15 +83,24 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
     ];
   };
 
+  // The headlines of the columns that match, else the first non-empty one; one pass, as it runs for every page row.
+  const headlineAliases = aliases('h', target.searchColumns.length);
   const decodeDetail = (row: Record<string, unknown>): HitDetail => {
-    const headlines = target.searchColumns.map((column, i) => ({ column, text: row[`h${i}`] }));
-    const matched = headlines.filter((h) => hasMarker(h.text));
-    const shown = matched.length > 0 ? matched : headlines.filter((h) => typeof h.text === 'string' && h.text !== '').slice(0, 1);
-    return {
-      fields: fieldsOf(row, target.columns),
-      snippet: shown.map((h) => markersToHtml(String(h.text))).join(' … '),
-      matchedColumns: matched.map((h) => h.column),
-    };
+    const snippets: string[] = [];
+    const matchedColumns: string[] = [];
+    let firstText: string | null = null;
+    target.searchColumns.forEach((column, i) => {
+      const text = row[headlineAliases[i]!];
+      if (typeof text !== 'string') return;
+      if (hasMarker(text)) {
+        matchedColumns.push(column);
+        snippets.push(markersToHtml(text));
+      } else if (firstText === null && text !== '') {
+        firstText = text;
+      }
+    });
+    const snippet = snippets.length > 0 ? snippets.join(' … ') : firstText === null ? '' : markersToHtml(firstText);
+    return { fields: fieldsOf(row, target.columns), snippet, matchedColumns };
   };
 
   const buildRank = (top: number, window: { from: number; to: number }): Statement => {
