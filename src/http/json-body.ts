@@ -29,7 +29,8 @@ export function jsonBody(limitBytes: number): Middleware {
     const { headers } = ctx;
     const length = Number(headers['content-length'] || 0);
     const hasBody = length > 0 || Boolean(headers['transfer-encoding']);
-    if (hasBody && !ctx.is('application/json')) {
+    // The exact type every client sends needs no parsing; anything else (parameters, +json types) asks type-is.
+    if (hasBody && headers['content-type'] !== 'application/json' && !ctx.is('application/json')) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: headers['content-type'] || null });
     }
     if (length > limitBytes) {
