@@ -91,6 +91,54 @@ export interface RankShape {
   extra?: string[];
 }
 
+/** What every keyed table's rank statement shares: its keys, the page size, the detail window and the join back. */
+export function keyedRankShape(
+  target: SearchTarget,
+  dialect: Dialect,
+  table: string,
+  top: number,
+  window: DetailWindow,
+): Pick<RankShape, 'keyCount' | 'top' | 'detailFrom' | 'detailTo' | 'detailTable' | 'detailKeys'> {
+  return {
+    keyCount: target.keys.length,
+    top,
+    detailFrom: window.from,
+    detailTo: window.to,
+    detailTable: table,
+    detailKeys: target.keys.map((k) => keyRef(k, 'd', dialect)),
+  };
+}
+
+/** Stands for the query's text among the parameters of a remembered rank statement (rememberedRank). */
+export const QUERY_TEXT = Symbol('query text');
+/** Most statement shapes (mode, top, window) remembered per table; pages and limits vary, so it is bounded. */
+const MAX_SHAPES = 64;
+
+/**
+ * Rank statements by table and shape. Where an engine's SQL depends on the table, the mode, the number of rows and
+ * the detail window but never on the query's text (a bound parameter), a search repeats one of a few statements;
+ * building one is some forty string operations on the path of every search, before the database gets it. `build`
+ * binds QUERY_TEXT where the text goes, and each search gets the statement with its own text in those places.
+ * Targets are the same objects from search to search while the schema is cached (SearchService.targetsOf), and
+ * are keyed weakly.
+ */
+const rankStatements = new WeakMap<SearchTarget, { quoteIdent: Dialect['quoteIdent']; shapes: Map<string, Statement> }>();
+
+export function rememberedRank(target: SearchTarget, dialect: Dialect, shape: string, text: string, build: () => Statement): Statement {
+  let remembered = rankStatements.get(target);
+  if (!remembered || remembered.quoteIdent !== dialect.quoteIdent) {
+    remembered = { quoteIdent: dialect.quoteIdent, shapes: new Map() };
+    rankStatements.set(target, remembered);
+  }
+  let statement = remembered.shapes.get(shape);
+  if (!statement) {
+    if (remembered.shapes.size >= MAX_SHAPES) remembered.shapes.clear();
+    statement = build();
+    remembered.shapes.set(shape, statement);
+  }
+  return { sql: statement.sql, params: statement.params.map((value) => (value === QUERY_TEXT ? text : value)) };
+}
+
 export function rankSql(shape: RankShape): string {
   const keys = keyAliases(shape.keyCount);
   const top = assertCount(shape.top);

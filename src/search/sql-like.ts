@@ -8,7 +8,7 @@
 import type { QueryNode } from './boolean-query.js';
 import { highlightRow } from './highlight.js';
 import {
-  decodeRank, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyRef, keysIn, Params, rankSql, tableRef,
+  decodeRank, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
 } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
 
@@ -75,13 +75,8 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
       const where = conditionSql(root, params);
       const scan = `(SELECT ${pseudo ? `${pseudo} AS quarry_key, ` : ''}* FROM ${table}${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''} LIMIT ${FALLBACK_SCAN_ROWS}) t`;
       const sql = rankSql({
+        ...keyedRankShape(target, dialect, table, top, window),
         base: `SELECT ${keys.join(', ')}, (${score.join(' + ') || '0'}) AS quarry_score FROM ${scan} WHERE ${where}`,
-        keyCount: target.keys.length,
-        top,
-        detailFrom: window.from,
-        detailTo: window.to,
-        detailTable: table,
-        detailKeys: target.keys.map((k) => keyRef(k, 'd', dialect)),
         details: detailColumns,
         extra: [`(SELECT COUNT(*) FROM (SELECT 1 FROM ${table} LIMIT ${FALLBACK_SCAN_ROWS + 1}) quarry_s) AS quarry_scanned`],
       });

@@ -5,7 +5,7 @@
  */
 import { highlightRow } from './highlight.js';
 import { toMysqlBoolean } from './renderers.js';
-import { decodeRank, fieldsOf, keyAliases, keyRef, keysIn, Params, rankSql, tableRef } from './sql-common.js';
+import { decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, QUERY_TEXT, rankSql, rememberedRank, tableRef } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
 export function createMysqlQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect): TableQueries | null {
@@ -27,22 +27,20 @@ export function createMysqlQueries(target: SearchTarget, query: CompiledQuery, d
     target,
     inlineDetails: true,
 
+    // Built once per table and shape, with QUERY_TEXT where the text goes (rememberedRank).
     rank(top, window) {
-      const params = new Params(dialect);
-      const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect)} AS k${i}`);
-      const score = `${match('t')} AGAINST(${params.add(against)} ${modifier})`;
-      const where = `${match('t')} AGAINST(${params.add(against)} ${modifier})`;
-      const sql = rankSql({
-        base: `SELECT ${keys.join(', ')}, ${score} AS quarry_score FROM ${table} t WHERE ${where}`,
-        keyCount: target.keys.length,
-        top,
-        detailFrom: window.from,
-        detailTo: window.to,
-        detailTable: table,
-        detailKeys: target.keys.map((k) => keyRef(k, 'd', dialect)),
-        details: detailColumns,
+      return rememberedRank(target, dialect, `${query.mode} ${top} ${window.from} ${window.to}`, against, () => {
+        const params = new Params(dialect);
+        const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect)} AS k${i}`);
+        const score = `${match('t')} AGAINST(${params.add(QUERY_TEXT)} ${modifier})`;
+        const where = `${match('t')} AGAINST(${params.add(QUERY_TEXT)} ${modifier})`;
+        const sql = rankSql({
+          ...keyedRankShape(target, dialect, table, top, window),
+          base: `SELECT ${keys.join(', ')}, ${score} AS quarry_score FROM ${table} t WHERE ${where}`,
+          details: detailColumns,
+        });
+        return { sql, params: params.values };
       });
-      return { sql, params: params.values };
     },
 
     details(keyValues) {

@@ -14,7 +14,7 @@
  */
 import { hasMarker, MARK_START, MARK_STOP, markersToHtml } from './highlight.js';
 import { toTsquery } from './renderers.js';
-import { aliases, decodeRank, fieldsOf, keyAliases, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
+import { aliases, decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, QUERY_TEXT, rankSql, rememberedRank, tableRef } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries, TableRanking } from './types.js';
 
 export const DEFAULT_TS_CONFIG = 'english';
@@ -24,34 +24,6 @@ export const RANK_CANDIDATES = 500;
 export const COUNT_CAP = 10_000;
 
 const HEADLINE_OPTIONS = `StartSel=${MARK_START}, StopSel=${MARK_STOP}, MaxWords=30, MinWords=12, ShortWord=2`;
-
-/** Stands for the query's text among the parameters of a remembered rank statement. */
-const QUERY_TEXT = Symbol('query text');
-/** Most statement shapes (mode, top, window) remembered per table; pages and limits vary, so it is bounded. */
-const MAX_SHAPES = 64;
-
-/**
- * Rank statements by table and shape. The SQL depends on the table, the mode, the number of rows and the detail
- * window, never on the query's text (a bound parameter), so a search repeats one of a few statements; building
- * one is some forty string operations on the path of every search, before the database gets it. Targets are the
- * same objects from search to search while the schema is cached (SearchService keeps them), and keyed weakly.
- */
-const rankStatements = new WeakMap<SearchTarget, { quoteIdent: Dialect['quoteIdent']; shapes: Map<string, Statement> }>();
-
-function rememberedRank(target: SearchTarget, dialect: Dialect, shape: string, build: () => Statement): Statement {
-  let remembered = rankStatements.get(target);
-  if (!remembered || remembered.quoteIdent !== dialect.quoteIdent) {
-    remembered = { quoteIdent: dialect.quoteIdent, shapes: new Map() };
-    rankStatements.set(target, remembered);
-  }
-  let statement = remembered.shapes.get(shape);
-  if (!statement) {
-    if (remembered.shapes.size >= MAX_SHAPES) remembered.shapes.clear();
-    statement = build();
-    remembered.shapes.set(shape, statement);
-  }
-  return statement;
-}
 
 /** The query's to_tsquery text, or null when nothing searchable is left. */
 function queryText(query: CompiledQuery): string | null {
@@ -117,13 +89,8 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
     // When every candidate fit, their number is the count; else count again (lazily: an InitPlan runs on first use).
     const count = `CASE WHEN n.quarry_total < ${RANK_CANDIDATES} THEN n.quarry_total ELSE (SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${match} LIMIT ${COUNT_CAP + 1}) quarry_c) END AS quarry_matches`;
     const sql = rankSql({
+      ...keyedRankShape(target, dialect, table, top, window),
       base,
-      keyCount: target.keys.length,
-      top,
-      detailFrom: window.from,
-      detailTo: window.to,
-      detailTable: table,
-      detailKeys: target.keys.map((k) => keyRef(k, 'd', dialect)),
       details: window.from < Math.min(top, window.to) ? detailExpressions(params, p) : [],
       extra: bounded ? [count] : [],
     });
@@ -135,8 +102,7 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
     inlineDetails: true,
 
     rank(top, window) {
-      const statement = rememberedRank(target, dialect, `${query.mode} ${top} ${window.from} ${window.to}`, () => buildRank(top, window));
-      return { sql: statement.sql, params: statement.params.map((value) => (value === QUERY_TEXT ? text : value)) };
+      return rememberedRank(target, dialect, `${query.mode} ${top} ${window.from} ${window.to}`, text, () => buildRank(top, window));
     },
 
     details(keyValues) {

@@ -74,6 +74,18 @@ describe('statement builders', () => {
     expect(tableQueries(other, compileQuery('battery', 'natural').query, DIALECTS.postgres)!.rank(20, { from: 0, to: 20 }).sql).toContain('"public"."other"');
   });
 
+  it('when MySQL ranks the same table again, then the statement is the one built before, its text bound in both places', () => {
+    const shared = target('mysql', true);
+    const rank = (text: string, mode: 'natural' | 'boolean') =>
+      tableQueries(shared, compileQuery(text, mode).query, DIALECTS.mysql)!.rank(20, { from: 0, to: 20 });
+    const first = rank('battery', 'natural');
+    const second = rank('charger', 'natural');
+    expect(second.sql).toBe(first.sql);
+    expect(first.params).toEqual(['battery', 'battery']);
+    expect(second.params).toEqual(['charger', 'charger']);
+    expect(rank('+battery', 'boolean').sql).toContain('IN BOOLEAN MODE');
+  });
+
   it('when MySQL has a FULLTEXT index, then MATCH names exactly its columns in index order', () => {
     const { query } = compileQuery('+battery', 'boolean');
     const rank = tableQueries(target('mysql', true), query, DIALECTS.mysql)!.rank(20, { from: 0, to: 20 });
