@@ -197,7 +197,9 @@ export class SearchService {
     const deadline = started + this.deps.timeoutMs;
     const top = offset + limit;
     const searching = Promise.all(records.map((record) => this.searchDatabase(record, query, filters, { offset, limit, top, databases: records.length }, deadline)));
-    const nextCursor = signWhileWaiting(() => encodeCursor(this.deps.cursorSecret, fingerprint(), top));
+    // Only a page ending within MAX_OFFSET has a next cursor (pageData), so only then is one signed in advance.
+    const signNext = () => encodeCursor(this.deps.cursorSecret, fingerprint(), top);
+    const nextCursor = top <= MAX_OFFSET ? signWhileWaiting(signNext).take : signNext;
     const outcomes = await searching;
     const lists = outcomes.flatMap((database) => database.tables.map((table) =>
       table.ranking.rows.map((row, i): Candidate => ({ id: this.resultId(database.record, table, row), rank: i + 1, database, table, row }))));
@@ -206,7 +208,7 @@ export class SearchService {
 
     const total = outcomes.reduce((sum, o) => sum + o.tables.reduce((s, t) => s + t.ranking.total, 0), 0);
     const data = this.pageData({
-      request, mode, page, total, offset, limit, nextCursor: nextCursor.take, started, outcomes,
+      request, mode, page, total, offset, limit, nextCursor, started, outcomes,
       totalIsEstimate: outcomes.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate)),
     });
     const tables = [...new Set(outcomes.flatMap((o) => o.tables.map((t) => this.tableName(t))))];
