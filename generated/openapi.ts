@@ -1522,7 +1522,7 @@ export interface components {
             rank: number;
             /** @description Reciprocal rank fusion score: the sum over sources of 1 / (60 + rank) (natural, boolean, hybrid); the cosine similarity of query and row, -1 to 1 (semantic). */
             score: number;
-            /** @description HTML-escaped text with matches wrapped in `<mark>`; for a row found by meaning only, the start of its text (any query word it contains marked). */
+            /** @description HTML-escaped text with matches wrapped in `<mark>` and cuts marked `&hellip;`; for a row found by meaning only, the start of its text (any query word it contains marked). */
             snippet: string;
             /** @description Columns containing a match; for a row found by meaning only, the text columns it was embedded from. */
             matchedColumns: string[];

@@ -11,10 +11,16 @@ const nonce = randomBytes(6).toString('hex');
 export const MARK_START = `qms${nonce}`;
 export const MARK_STOP = `qme${nonce}`;
 
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/**
+ * The characters HTML gives meaning to, and the ellipsis that marks a cut (U+2026). The ellipsis is written as an
+ * entity so that a snippet of ASCII text is ASCII: a page whose strings are all one-byte is a one-byte string in V8,
+ * and serialising, measuring and writing it cost about 40 us less per 20-row page than with one `…` among them
+ * (JSON.stringify, Buffer.byteLength and the UTF-8 write, measured on a bench:search page).
+ */
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '\u2026': '&hellip;' };
 
-/** The characters HTML gives meaning to (ENTITIES' keys), as a regular-expression class. */
-const SPECIAL = `[&<>"']`;
+/** ENTITIES' keys, as a regular-expression class. */
+const SPECIAL = `[&<>"'\u2026]`;
 const SPECIAL_CHARS = new RegExp(SPECIAL, 'g');
 
 export function escapeHtml(text: string): string {
@@ -116,7 +122,7 @@ export function highlightRow(
   return { snippet: markWindow(window, pattern!), matchedColumns };
 }
 
-/** SNIPPET_CHARS characters from `start`, widened to whole words, with … where text was cut. */
+/** SNIPPET_CHARS characters from `start`, widened to whole words, with … where text was cut (escaped to &hellip;). */
 function cut(text: string, start: number): string {
   let from = start;
   while (from > 0 && /[\p{L}\p{M}\p{N}]/u.test(text[from - 1]!)) from--;

@@ -71,7 +71,7 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
         firstText = text;
       }
     });
-    const snippet = snippets.length > 0 ? snippets.join(' … ') : firstText === null ? '' : markersToHtml(firstText);
+    const snippet = snippets.length > 0 ? snippets.join(' &hellip; ') : firstText === null ? '' : markersToHtml(firstText);
     return { fields: fieldsOf(row, target.columns), snippet, matchedColumns };
   };
 

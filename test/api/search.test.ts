@@ -104,6 +104,9 @@ describe('searchDatabases: ranked results on three engines', () => {
       fields: { id: 1, title: 'Wireless noise cancelling headphones' }, matchedColumns: ['title', 'body'],
     });
     for (const result of top) expect(result.snippet).toMatch(/<mark>[Ww]ireless<\/mark>|<mark>headphones<\/mark>/);
+    // Both columns match: their headlines are joined by an escaped ellipsis, so the snippet of ASCII text is ASCII.
+    expect(first!.snippet).toContain(' &hellip; ');
+    expect(first!.snippet).toMatch(/^[\x20-\x7e]*$/);
   });
 
   it.each([

@@ -28,8 +28,8 @@ describe('snippets', () => {
   it('when the match is deep in a long text, then the snippet is a window around it', () => {
     const text = `${'lorem ipsum '.repeat(100)}needle ${'dolor sit '.repeat(100)}`;
     const { snippet } = highlightRow({ body: text }, ['body'], [{ word: 'needle', prefix: false }], 'word');
-    expect(snippet.startsWith('… ')).toBe(true);
-    expect(snippet.endsWith(' …')).toBe(true);
+    expect(snippet.startsWith('&hellip; ')).toBe(true);
+    expect(snippet.endsWith(' &hellip;')).toBe(true);
     expect(snippet).toContain('<mark>needle</mark>');
     expect(snippet.length).toBeLessThan(300);
   });
@@ -37,5 +37,13 @@ describe('snippets', () => {
   it('when regular expression characters are searched, then they are literal', () => {
     expect(highlightRow({ a: 'a.b a+b' }, ['a'], [{ word: 'a+b', prefix: false }], 'substring').snippet).toBe('a.b <mark>a+b</mark>');
     expect(escapeHtml('<>&"\'')).toBe('&lt;&gt;&amp;&quot;&#39;');
+  });
+
+  it('when a snippet of ASCII text is cut, then it stays ASCII (the ellipsis is &hellip;, as is one in the text)', () => {
+    const text = `${'lorem ipsum '.repeat(100)}needle\u2026 ${'dolor sit '.repeat(100)}`;
+    const { snippet } = highlightRow({ body: text }, ['body'], [{ word: 'needle', prefix: false }], 'word');
+    expect(snippet).toContain('<mark>needle</mark>&hellip; dolor');
+    expect(/^[\x20-\x7e]*$/.test(snippet)).toBe(true);
+    expect(markersToHtml(`a\u2026 ${MARK_START}b${MARK_STOP}`)).toBe('a&hellip; <mark>b</mark>');
   });
 });
