@@ -19,6 +19,10 @@
  * koa-bodyparser + pg running the same SQL, what any Node search API in front of the database costs here). A design
  * check measures the direct path against itself through a second pool in the same way: a path that adds nothing
  * should come out at about 0, so it shows how far the design itself can move a figure.
+ * The idle case runs the rare words again with IDLE_MS of nothing before each request (Quarry and the proxy floor):
+ * on a virtual machine a process woken after a long wait runs its code slower for a while (caches cold, the vCPU
+ * rescheduled), and a common word's long query is exactly such a wait, so this row separates what the wait costs
+ * from what a common word's rows cost.
  * With BENCH_PROBE=1 the server also runs scripts/lib/stage-probe.mjs, and each query set's line adds the
  * server's own time around the query (medians, request start to first byte to PostgreSQL, last byte from it to the
  * response's finish) during the Quarry pairs: the probe touches every socket write, so use it to see where the
@@ -51,6 +55,14 @@ if (!(seconds > 0) || !Number.isInteger(minPairs) || minPairs < 10) {
 const ROWS = 100_000;
 const LIMIT = 20;
 const POOL_SIZE = 5;
+/**
+ * The idle case's pause before each request: about a common word's query time here (80 to 100 ms), during which
+ * Quarry, the proxy floor and the load generator all wait. IDLE_PAIRS caps its pairs (each costs two pauses).
+ */
+const IDLE_MS = 80;
+/** Fewest pairs a verdict on the target is drawn from. */
+const MIN_JUDGED_PAIRS = 100;
+const IDLE_PAIRS = 400;
 /** Searches each path serves before anything is measured: the server's code optimised, its pools and caches filled. */
 const WARMUP = 1000;
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -160,12 +172,19 @@ const range = ([low, high]: [number, number]) => `${low.toFixed(2)} to ${high.to
  * itself through two pools, in a fixed order: medians of 0.45 to 1.68 ms over four runs of 200 pairs), and a fixed
  * order would charge that to b. The design check row shows what is left of it with the alternating order.
  */
-async function latencyPair(name: string, a: (i: number) => Promise<boolean>, b: (i: number) => Promise<boolean>, onMeasuring?: () => Promise<unknown>): Promise<Paired> {
+async function latencyPair(
+  name: string,
+  a: (i: number) => Promise<boolean>,
+  b: (i: number) => Promise<boolean>,
+  onMeasuring?: () => Promise<unknown>,
+  idle: { pauseMs: number; pairs: number } = { pauseMs: 0, pairs: minPairs },
+): Promise<Paired> {
   for (let i = 0; i < 100; i++) await Promise.all([a(i), b(i)]);
   await onMeasuring?.();
   const [la, lb, diffs]: number[][] = [[], [], []];
   let [fa, fb] = [0, 0];
   const timed = async (path: (i: number) => Promise<boolean>, i: number) => {
+    if (idle.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, idle.pauseMs));
     const t0 = performance.now();
     const ok = await path(i);
     return { ms: performance.now() - t0, ok };
@@ -173,7 +192,7 @@ async function latencyPair(name: string, a: (i: number) => Promise<boolean>, b: 
   const started = performance.now();
   const end = started + seconds * 1000;
   // At least minPairs pairs, however slow the queries (a common word takes ~100 ms), so the medians mean something.
-  for (let i = 0; performance.now() < end || i < minPairs; i++) {
+  for (let i = 0; performance.now() < end || i < idle.pairs; i++) {
     let ra, rb;
     if (i % 2 === 0) {
       ra = await timed(a, i);
@@ -334,6 +353,7 @@ try {
   const rows: Row[] = [];
   /** Per query set, what the closing lines read: Quarry, the proxy floor and the design check against pg direct. */
   const verdicts: Record<string, { quarry: Paired; proxy: Paired; check: Paired; probe: ProbeFigures | null }> = {};
+  let idleCase: { quarry: Paired; proxy: Paired } | null = null;
   for (const [name, set] of [['rare200', queries.rare200], ['common200', queries.common200]] as const) {
     const query = (i: number) => set[i % set.length]!;
     const quarry = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i)), probeReading);
@@ -348,6 +368,17 @@ try {
     verdicts[name] = { quarry, proxy, check, probe };
     rows.push({ direct: check.a, other: check.b, paired: check });
     if (name === 'rare200') {
+      // The idle case: the same rare words, each request after IDLE_MS of nothing, about as long as a common word's
+      // query keeps every process but PostgreSQL's waiting. It tells the cost of the wait from the cost of the rows.
+      const pause = { pauseMs: IDLE_MS, pairs: Math.min(minPairs, IDLE_PAIRS) };
+      const idleQuarry = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaQuarry(query(i)), undefined, pause);
+      const idleProxy = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaProxy(query(i)), undefined, pause);
+      for (const [paired, label] of [[idleQuarry, 'Quarry POST /search'], [idleProxy, 'proxy floor']] as const) {
+        paired.a.label = `pg direct, ${name} after ${IDLE_MS} ms idle`;
+        paired.b.label = `${label}, ${name} after ${IDLE_MS} ms idle`;
+        rows.push({ direct: paired.a, other: paired.b, paired });
+      }
+      idleCase = { quarry: idleQuarry, proxy: idleProxy };
       const readOnly = await latencyPair(name, (i) => viaPg(query(i)), (i) => viaPgReadOnly(query(i)));
       readOnly.b.label = `pg direct in a read-only transaction (BEGIN, statement, COMMIT), ${name}`;
       rows.push({ direct: readOnly.a, other: readOnly.b, paired: readOnly });
@@ -385,13 +416,25 @@ try {
     const quarry = overhead(paired.quarry);
     const proxy = overhead(paired.proxy);
     const check = overhead(paired.check);
-    const verdict = quarry.pairsInterval[1] < 2 ? 'met' : quarry.pairsInterval[0] >= 2 ? 'not met' : 'not settled (the interval spans 2 ms)';
+    // A bootstrap interval of a few pairs is far narrower than the spread it stands for: no verdict from a smoke run.
+    const verdict = paired.quarry.diffs.length < MIN_JUDGED_PAIRS
+      ? `not judged (fewer than ${MIN_JUDGED_PAIRS} pairs)`
+      : quarry.pairsInterval[1] < 2 ? 'met' : quarry.pairsInterval[0] >= 2 ? 'not met' : 'not settled (the interval spans 2 ms)';
     console.log(
       `${name}: Quarry's overhead at p50 (median of pairs) ${quarry.pairs.toFixed(2)} ms [${range(quarry.pairsInterval)}], target < 2 ms: ${verdict}; ` +
         `difference of the p50s ${quarry.p50.toFixed(2)} ms [${range(quarry.p50Interval)}]; the proxy floor's ${proxy.pairs.toFixed(2)} ms [${range(proxy.pairsInterval)}], ` +
         `so Quarry's own work is ${(quarry.pairs - proxy.pairs).toFixed(2)} ms of it; ` +
         `the design check (a path that adds nothing) ${check.pairs.toFixed(2)} ms [${range(check.pairsInterval)}]`,
     );
+    if (name === 'rare200' && idleCase) {
+      const idleQuarry = overhead(idleCase.quarry);
+      const idleProxy = overhead(idleCase.proxy);
+      console.log(
+        `  rare200 after ${IDLE_MS} ms idle before each request: Quarry's overhead ${idleQuarry.pairs.toFixed(2)} ms [${range(idleQuarry.pairsInterval)}], ` +
+          `the proxy floor's ${idleProxy.pairs.toFixed(2)} ms [${range(idleProxy.pairsInterval)}] (without the pause: ${quarry.pairs.toFixed(2)} and ${proxy.pairs.toFixed(2)}): ` +
+          'what the wait alone adds, with the rows of a rare word',
+      );
+    }
     if (probe) {
       console.log(
         `  stage probe, ${name}: over ${probe.requests} Quarry requests the server spent ${probe.beforeQueryMs.toFixed(2)} ms from the request to the query ` +
