@@ -60,9 +60,9 @@ const POOL_SIZE = 5;
  * Quarry, the proxy floor and the load generator all wait. IDLE_PAIRS caps its pairs (each costs two pauses).
  */
 const IDLE_MS = 80;
+const IDLE_PAIRS = 400;
 /** Fewest pairs a verdict on the target is drawn from. */
 const MIN_JUDGED_PAIRS = 100;
-const IDLE_PAIRS = 400;
 /** Searches each path serves before anything is measured: the server's code optimised, its pools and caches filled. */
 const WARMUP = 1000;
 const root = fileURLToPath(new URL('../', import.meta.url));

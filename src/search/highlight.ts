@@ -27,6 +27,9 @@ export function escapeHtml(text: string): string {
   return text.replace(SPECIAL_CHARS, (c) => ENTITIES[c]!);
 }
 
+/** Between the snippets of several matching columns: the cut mark, escaped as every other one is. */
+export const SNIPPET_SEPARATOR = ` ${ENTITIES['\u2026']} `;
+
 /** A match marker or a character HTML gives meaning to: everything markersToHtml rewrites, found in one pass. */
 const MARKUP = new RegExp(`${MARK_START}|${MARK_STOP}|${SPECIAL}`, 'g');
 

@@ -58,7 +58,8 @@ const aliasLists = new Map<string, readonly string[]>();
  * every row of every search, and names made once are looked up faster than names concatenated per row.
  */
 export function aliases(prefix: string, count: number): readonly string[] {
-  const id = `${prefix}${count}`;
+  // A separator, so that ('h', 11) and ('h1', 1) are different lists.
+  const id = `${prefix}:${count}`;
   let list = aliasLists.get(id);
   if (!list) {
     list = Object.freeze(Array.from({ length: count }, (_, i) => `${prefix}${i}`));

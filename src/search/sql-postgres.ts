@@ -12,7 +12,7 @@
  * Parameters: $1 the query (raw text for websearch_to_tsquery in natural mode, rendered to_tsquery text in boolean
  * mode), $2 the text search configuration, $3 the ts_headline options.
  */
-import { hasMarker, MARK_START, MARK_STOP, markersToHtml } from './highlight.js';
+import { hasMarker, MARK_START, MARK_STOP, markersToHtml, SNIPPET_SEPARATOR } from './highlight.js';
 import { toTsquery } from './renderers.js';
 import { aliases, decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, QUERY_TEXT, rankSql, rememberedRank, tableRef } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries, TableRanking } from './types.js';
@@ -71,7 +71,7 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
         firstText = text;
       }
     });
-    const snippet = snippets.length > 0 ? snippets.join(' &hellip; ') : firstText === null ? '' : markersToHtml(firstText);
+    const snippet = snippets.length > 0 ? snippets.join(SNIPPET_SEPARATOR) : firstText === null ? '' : markersToHtml(firstText);
     return { fields: fieldsOf(row, target.columns), snippet, matchedColumns };
   };
 

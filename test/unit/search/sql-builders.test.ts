@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { assertReadOnlySql, DIALECTS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
 import { compileQuery, tableQueries } from '../../../src/search/queries.js';
 import type { SearchTarget } from '../../../src/search/types.js';
+import { aliases } from '../../../src/search/sql-common.js';
 
 const table = `we"ird ta\`ble's [x]`;
 const column = `ti"tle \`x\` ?`;
@@ -103,5 +104,13 @@ describe('likePattern', () => {
   it("when the text holds LIKE's own characters, then they are escaped with '!' and the text is lower case", async () => {
     const { likePattern } = await import('../../../src/search/sql-like.js');
     expect(likePattern('100%_Off!')).toBe('%100!%!_off!!%');
+  });
+});
+
+describe('aliases', () => {
+  it('when two prefix and count pairs would spell the same name, then each gets its own list', () => {
+    expect(aliases('h', 11)).toHaveLength(11);
+    expect(aliases('h1', 1)).toEqual(['h10']);
+    expect(aliases('h', 11)).toBe(aliases('h', 11));
   });
 });
