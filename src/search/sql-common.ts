@@ -14,7 +14,7 @@
  * The count rides on the ranking: to order by score an engine scores every matching row anyway, so COUNT(*) OVER ()
  * is a true total at no extra scan (sql-postgres.ts explains the one engine where ranking is bounded instead).
  */
-import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, Statement, TableRanking } from './types.js';
+import type { CompiledQuery, DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, Statement, TableRanking } from './types.js';
 import { isoTimestamp } from '../lib/iso-time.js';
 
 /** Most rows the fallback reads from a table without a full-text index. */
@@ -125,17 +125,24 @@ const MAX_SHAPES = 64;
  */
 const rankStatements = new WeakMap<SearchTarget, { quoteIdent: Dialect['quoteIdent']; shapes: Map<string, Statement> }>();
 
-export function rememberedRank(target: SearchTarget, dialect: Dialect, shape: string, text: string, build: () => Statement): Statement {
+export function rememberedRank(
+  target: SearchTarget,
+  dialect: Dialect,
+  shape: { mode: CompiledQuery['mode']; top: number; window: DetailWindow },
+  text: string,
+  build: () => Statement,
+): Statement {
+  const key = `${shape.mode} ${shape.top} ${shape.window.from} ${shape.window.to}`;
   let remembered = rankStatements.get(target);
   if (!remembered || remembered.quoteIdent !== dialect.quoteIdent) {
     remembered = { quoteIdent: dialect.quoteIdent, shapes: new Map() };
     rankStatements.set(target, remembered);
   }
-  let statement = remembered.shapes.get(shape);
+  let statement = remembered.shapes.get(key);
   if (!statement) {
     if (remembered.shapes.size >= MAX_SHAPES) remembered.shapes.clear();
     statement = build();
-    remembered.shapes.set(shape, statement);
+    remembered.shapes.set(key, statement);
   }
   return { sql: statement.sql, params: statement.params.map((value) => (value === QUERY_TEXT ? text : value)) };
 }

@@ -29,7 +29,7 @@ export function createMysqlQueries(target: SearchTarget, query: CompiledQuery, d
 
     // Built once per table and shape, with QUERY_TEXT where the text goes (rememberedRank).
     rank(top, window) {
-      return rememberedRank(target, dialect, `${query.mode} ${top} ${window.from} ${window.to}`, against, () => {
+      return rememberedRank(target, dialect, { mode: query.mode, top, window }, against, () => {
         const params = new Params(dialect);
         const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect)} AS k${i}`);
         const score = `${match('t')} AGAINST(${params.add(QUERY_TEXT)} ${modifier})`;

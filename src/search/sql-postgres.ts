@@ -102,7 +102,7 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
     inlineDetails: true,
 
     rank(top, window) {
-      return rememberedRank(target, dialect, `${query.mode} ${top} ${window.from} ${window.to}`, text, () => buildRank(top, window));
+      return rememberedRank(target, dialect, { mode: query.mode, top, window }, text, () => buildRank(top, window));
     },
 
     details(keyValues) {
