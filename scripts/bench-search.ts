@@ -4,7 +4,8 @@
  *
  * - The corpus is generated once (node ../shared/bench/gen-corpus.cjs) and loaded into PostgreSQL database
  *   `quarry_bench` (created if missing; BENCH_PG_URL overrides) as articles(id primary key, title, body) with a GIN index
- *   on to_tsvector('english', title || ' ' || body). A table with the right row count is reused.
+ *   on to_tsvector('english', title || ' ' || body). A table with the right row count is reused. The database is set
+ *   to plan without parallel workers (BENCH_PG_PARALLEL_WORKERS=server keeps PostgreSQL's setting; see below why).
  * - Quarry runs as its own process with the result cache off (SEARCH_CACHE_TTL_MS=0) and a key whose limits are far
  *   above the load, so every request searches and none is refused; each request takes the next query of the set.
  * - "direct" runs the statement Quarry's builder makes for the same query (src/search) with a pg Pool of the same size
@@ -69,6 +70,19 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const probing = process.env.BENCH_PROBE === '1';
 const benchUrl = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
 const corpusDir = join(tmpdir(), 'quarry-bench-corpus');
+/**
+ * PostgreSQL's max_parallel_workers_per_gather for the bench database, set on the database so that every path's
+ * connections (pg direct, Quarry, the proxy floor) plan alike: 0 by default, `server` leaves PostgreSQL's own setting.
+ * On a 2-vCPU machine that also runs the load generator and the servers, a common word's parallel plan is slower
+ * (median 108.9 ms against 88.9 serial, 160 back-to-back pairs, 2026-11-25) and its back-to-back runs differ far
+ * more (median absolute deviation of the pair differences 6.83 ms against 1.35): the workers fight the processes being
+ * measured, so with them the intervals measure PostgreSQL's scheduling more than Quarry.
+ */
+const parallelWorkers = process.env.BENCH_PG_PARALLEL_WORKERS ?? '0';
+if (parallelWorkers !== 'server' && !/^\d+$/.test(parallelWorkers)) {
+  console.error(`BENCH_PG_PARALLEL_WORKERS must be a whole number of workers or "server", not "${parallelWorkers}"`);
+  process.exit(2);
+}
 
 interface Queries {
   rare200: string[];
@@ -88,7 +102,12 @@ async function ensureDatabase(): Promise<void> {
   await admin.connect();
   const name = benchUrl.pathname.slice(1);
   const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+  const quoted = `"${name.replace(/"/g, '""')}"`;
+  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${quoted}`);
+  // Before any path connects: a database's settings apply to the sessions opened after them.
+  await admin.query(parallelWorkers === 'server'
+    ? `ALTER DATABASE ${quoted} RESET max_parallel_workers_per_gather`
+    : `ALTER DATABASE ${quoted} SET max_parallel_workers_per_gather = ${Number(parallelWorkers)}`);
   await admin.end();
 }
 
@@ -392,7 +411,7 @@ try {
   }
   proxyServer.stop();
 
-  console.log(`\nSearch on PostgreSQL, 100,000 articles with a GIN index, natural mode, limit ${LIMIT}, result cache off, ${seconds} s per case (at least ${minPairs} pairs per query set, in alternating order), after ${WARMUP} warm-up searches per path`);
+  console.log(`\nSearch on PostgreSQL, 100,000 articles with a GIN index, natural mode, limit ${LIMIT}, result cache off, ${seconds} s per case (at least ${minPairs} pairs per query set, in alternating order), after ${WARMUP} warm-up searches per path, PostgreSQL parallel workers per query: ${parallelWorkers}`);
   console.log(`(load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; intervals: 95% bootstrap)`);
   console.log('| case | concurrency | requests | req/s | p50 ms | p99 ms | failures | overhead at p50 ms [interval] | median of pair differences ms [interval] |');
   console.log('|---|---|---|---|---|---|---|---|---|');
