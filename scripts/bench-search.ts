@@ -73,10 +73,11 @@ const corpusDir = join(tmpdir(), 'quarry-bench-corpus');
 /**
  * PostgreSQL's max_parallel_workers_per_gather for the bench database, set on the database so that every path's
  * connections (pg direct, Quarry, the proxy floor) plan alike: 0 by default, `server` leaves PostgreSQL's own setting.
- * On a 2-vCPU machine that also runs the load generator and the servers, a common word's parallel plan is slower
- * (median 108.9 ms against 88.9 serial, 160 back-to-back pairs, 2026-11-25) and its back-to-back runs differ far
- * more (median absolute deviation of the pair differences 6.83 ms against 1.35): the workers fight the processes being
- * measured, so with them the intervals measure PostgreSQL's scheduling more than Quarry.
+ * On a 2-vCPU machine that also runs the load generator and the servers, a common word's parallel plan is slower and
+ * its back-to-back runs differ far more (scripts/bench-pg-parallel.ts, three runs on 2026-11-25: median query 96.0
+ * to 103.3 ms with two workers against 84.6 to 88.9 without; median absolute deviation of the pair differences 3.51
+ * to 5.59 ms against 1.14 to 2.24): the workers fight the processes being measured, so with them the intervals
+ * measure PostgreSQL's scheduling more than Quarry.
  */
 const parallelWorkers = process.env.BENCH_PG_PARALLEL_WORKERS ?? '0';
 if (parallelWorkers !== 'server' && !/^\d+$/.test(parallelWorkers)) {
