@@ -8,21 +8,21 @@
  *   npx tsx scripts/bench-pg-parallel.ts [pairs per setting, default 160]
  */
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { benchPgUrl, CORPUS_DIR } from './lib/bench-corpus.js';
 import { benchStatementBuilder } from './lib/bench-statement.js';
+import { median } from './lib/stats.js';
 
 const pairs = Number(process.argv[2] ?? 160);
 if (!Number.isInteger(pairs) || pairs < 10) {
   console.error('usage: npx tsx scripts/bench-pg-parallel.ts [pairs per setting, a whole number >= 10]');
   process.exit(2);
 }
-const url = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
-const queries = JSON.parse(readFileSync(join(tmpdir(), 'quarry-bench-corpus', 'queries.json'), 'utf8')).common200 as string[];
+const url = benchPgUrl();
+const queries = JSON.parse(readFileSync(join(CORPUS_DIR, 'queries.json'), 'utf8')).common200 as string[];
 const statementFor = await benchStatementBuilder(url);
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[values.length >> 1]!;
 const medianAbsoluteDeviation = (values: number[]) => {
   const centre = median(values);
   return median(values.map((v) => Math.abs(v - centre)));

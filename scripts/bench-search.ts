@@ -40,8 +40,10 @@ import pg from 'pg';
 import { ApiClient } from '../test/support/api-client.js';
 import { createKey, registerUser } from '../test/support/factories.js';
 import { liftKeyLimits } from './lib/bench.js';
+import { benchPgUrl, CORPUS_DIR } from './lib/bench-corpus.js';
 import { benchStatementBuilder } from './lib/bench-statement.js';
 import { spawnServer, startScript } from './lib/spawn-server.js';
+import { median, percentile } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 8);
 /**
@@ -68,8 +70,8 @@ const MIN_JUDGED_PAIRS = 100;
 const WARMUP = 1000;
 const root = fileURLToPath(new URL('../', import.meta.url));
 const probing = process.env.BENCH_PROBE === '1';
-const benchUrl = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
-const corpusDir = join(tmpdir(), 'quarry-bench-corpus');
+const benchUrl = benchPgUrl();
+const corpusDir = CORPUS_DIR;
 /**
  * PostgreSQL's max_parallel_workers_per_gather for the bench database, set on the database so that every path's
  * connections (pg direct, Quarry, the proxy floor) plan alike: 0 by default, `server` leaves PostgreSQL's own setting.
@@ -147,7 +149,6 @@ interface Measure {
   failures: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 
 function summary(label: string, concurrency: number, latencies: number[], seconds: number, failures: number): Measure {
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -173,7 +174,6 @@ function interval(statistic: (resample: (values: number[]) => number[]) => numbe
   const estimates = Array.from({ length: 2000 }, () => statistic(resample)).sort((x, y) => x - y);
   return [percentile(estimates, 0.025), percentile(estimates, 0.975)];
 }
-const median = (values: number[]) => percentile([...values].sort((x, y) => x - y), 0.5);
 /** The overhead at p50 (p50 of b - p50 of a) and the median of the pairs' differences, each with its interval. */
 function overhead({ a, b, diffs }: Paired) {
   return {

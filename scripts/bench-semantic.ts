@@ -23,16 +23,17 @@ import type { TableVectors } from '../src/semantic/vector-cache.js';
 import { normalize } from '../src/semantic/vectors.js';
 import { ApiClient } from '../test/support/api-client.js';
 import { registerUser } from '../test/support/factories.js';
+import { CORPUS_DIR } from './lib/bench-corpus.js';
 import { spawnServer } from './lib/spawn-server.js';
+import { percentile } from './lib/stats.js';
 
 const rowsForThroughput = Number(process.argv[2] ?? 2000);
-const corpusDir = process.argv[3] ?? join(tmpdir(), 'quarry-bench-corpus');
+const corpusDir = process.argv[3] ?? CORPUS_DIR;
 const serverRows = 500;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const summary = (samples: number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
 };
 const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1);
 

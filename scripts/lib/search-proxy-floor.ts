@@ -9,9 +9,10 @@
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import pg from 'pg';
+import { benchPgUrl } from './bench-corpus.js';
 import { benchStatementBuilder } from './bench-statement.js';
 
-const url = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/quarry_bench');
+const url = benchPgUrl();
 const statementFor = await benchStatementBuilder(url);
 const pool = new pg.Pool({ connectionString: url.toString(), max: Number(process.env.POOL_SIZE ?? 5) });
 
