@@ -572,42 +572,182 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Progress of a table's semantic index
-         * @description The table's newest index job: rows done of the total, `ratePerSecond` (rows per second of the current
-         *     run) and `etaSeconds` (from that rate) while it runs, counters when it is done, the error when it
-         *     failed. `searchable` says whether semantic search can use the table now: true while a re-index runs over
-         *     an earlier finished index of the same model. A table never indexed is 404.
+         * Progress of a table's semantic index (deprecated)
+         * @deprecated
+         * @description Deprecated since 2026-11-25: use `getIndexedTable` (its `job` and `semanticReady`). The table's newest sync
+         *     in this operation's older shape: rows done of the total, `ratePerSecond` and `etaSeconds` while it runs,
+         *     counters when it is done, the error when it failed. `searchable` says whether semantic search can use the
+         *     table now. A table never synced is 404.
          */
         get: operations["getSemanticIndexStatus"];
         put?: never;
         /**
-         * Start semantic indexing of a table
-         * @description Starts a background job that embeds the searchable text of every row of `table` (its text columns, the
-         *     first 1,000 characters per row) and stores one unit-length vector per row in Quarry's own store, so that
-         *     `searchMode` `semantic` and `hybrid` can rank the table's rows by meaning. The model is the one
-         *     `EMBEDDINGS_PROVIDER` configures (by default Universal Sentence Encoder lite, run locally on a worker
-         *     thread; no data leaves the server). Rows are read through the connection's read-only executor in primary
-         *     key order, 64 at a time. The job is incremental: a row whose text is unchanged since the last run is not
-         *     embedded again (`rowsSkipped`), and vectors of rows that are gone are dropped (`rowsDeleted`). It is
-         *     resumable: a stopped or restarted server continues from the last page written.
+         * Start semantic indexing of a table (deprecated)
+         * @deprecated
+         * @description Deprecated since 2026-11-25: vectors now live in Quarry's search index with the rest of each row. Use
+         *     `updateIndexedTable` with `{"semantic": true}` (which this operation now does) and follow the sync with
+         *     `getIndexedTable`. Responses carry `Deprecation` and a `Link` to the successor; it keeps working in v1.
          *
-         *     Rows indexed per table follow the caller's best active key tier: free 10,000, pro 100,000, enterprise
-         *     1,000,000. Rows past the limit (in primary key order) are left out and the job reports `truncated`.
-         *     Indexing does not count against the AI request limit; semantic searches do.
-         *
-         *     The table needs a primary key and at least one text column (else 400 `VALIDATION_ERROR`). A table that
-         *     is not in the connection's schema is 404 (refresh the schema with `getDatabaseSchema?refresh=true` after
-         *     adding it). When the table already has a queued or running job, that job is returned with 200 and no
-         *     second job starts.
+         *     Turns semantic search on for `table` and queues a sync that embeds its rows (their text columns, the first
+         *     1,000 characters per row) into the index, so that `searchMode` `semantic` and `hybrid` rank them by meaning.
+         *     A row whose text is unchanged keeps its vector (`rowsSkipped`); rows gone from the source leave the index
+         *     (`rowsDeleted`); a stopped server resumes the job. Rows per table follow the owner's plan: free 10,000, pro
+         *     100,000, enterprise 1,000,000. The table needs a primary key and a text column (else 400); a table not in the
+         *     connection's schema is 404. When the table already has a queued or running sync, that job is returned with
+         *     200 and no second one starts.
          */
         post: operations["startSemanticIndex"];
         /**
-         * Cancel a table's semantic index job
-         * @description Cancels the table's queued or running job; it stops after the page it is embedding. Vectors already
-         *     stored stay: an earlier finished index remains searchable, and the next start skips rows already
-         *     embedded. 409 `CONFLICT` when the newest job has already ended; 404 when the table was never indexed.
+         * Cancel a table's semantic index job (deprecated)
+         * @deprecated
+         * @description Deprecated since 2026-11-25: use `cancelIndexSync`. Cancels the table's queued or running sync; it stops
+         *     after the page it is writing. Rows and vectors already written stay, and the next sync skips them. 409
+         *     `CONFLICT` when the newest sync has already ended; 404 when the table was never synced.
          */
         delete: operations["cancelSemanticIndex"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/databases/{databaseId}/index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The search index of a connection's tables
+         * @description Every table of the connection's schema with how search reads it. Quarry copies each table that has a primary
+         *     key and text columns into its own search index (one index per user and environment, so a term weighs the same
+         *     whichever database holds the row) and answers natural, semantic and hybrid searches from it. A table is
+         *     synced when the connection is made, on the connection's schedule (`indexing.syncIntervalMinutes`, default
+         *     every 60 minutes) and on demand (`syncDatabaseIndex`). Until its first sync finishes (`state` `pending`) a
+         *     table is searched live, by its database's own full-text search.
+         *
+         *     `state`: `ready` (searchable from the index; `sourceAsOf` says how fresh it is), `pending` (first sync queued
+         *     or running), `failed` (the first sync failed: see `job.error`; a table whose later sync fails stays `ready`
+         *     with its last good rows), `not_indexed` (`reason` says why: no primary key, no text, or indexing off for the
+         *     connection). Rows per table follow the owner's plan (`rowLimit`: free 10,000, pro 100,000, enterprise
+         *     1,000,000); rows past it in primary key order are left out (`truncated`).
+         */
+        get: operations["getDatabaseIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/databases/{databaseId}/index/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync tables into the search index now
+         * @description Queues a sync of the named tables (default: every table with a primary key and text columns, as the schema
+         *     is now: tables new since the last discovery join the index, dropped ones leave it). A sync reads the table
+         *     in primary key pages through the connection's read-only access, writes the rows that are new or changed (a
+         *     content hash skips the rest), embeds them when the table is searched semantically, and drops rows that are
+         *     gone from the source. A table that already has a queued or running sync is not queued twice: its job is
+         *     returned. Progress (`rowsDone` of `rowsTotal`, `ratePerSecond`, `etaSeconds`) is in `getIndexedTable`.
+         *     A connection with indexing off is 409 `CONFLICT`; a named table that cannot be indexed is 400.
+         */
+        post: operations["syncDatabaseIndex"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/databases/{databaseId}/index/tables/{table}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+                /**
+                 * @description The table (`table`, or `schema.table` outside PostgreSQL's `public`), as the connection's schema names it.
+                 * @example products
+                 */
+                table: components["parameters"]["IndexTable"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One table's index and its latest sync
+         * @description The table's state in the search index (see `getDatabaseIndex`) with its newest sync job and that job's progress. A table not in the connection's schema is 404.
+         */
+        get: operations["getIndexedTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change how a table is indexed
+         * @description `semantic` true embeds the table's rows (their text columns, the first 1,000 characters per row) with the
+         *     configured model (`EMBEDDINGS_PROVIDER`; by default a local model, no data leaves the server), so
+         *     `searchMode` `semantic` and `hybrid` rank them by meaning. Turning it on queues a sync that embeds the rows;
+         *     until it finishes, `semanticReady` is false. Embedding is far slower than indexing text (the local model
+         *     embeds roughly 15-100 rows per second), and a vector already made for the same text in the same index is
+         *     reused. Turning it off stops embedding new rows; the table stays in the text index.
+         *     A table that cannot be indexed (no primary key or no text) is 400.
+         */
+        patch: operations["updateIndexedTable"];
+        trace?: never;
+    };
+    "/api/v1/databases/{databaseId}/index/tables/{table}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+                /**
+                 * @description The table (`table`, or `schema.table` outside PostgreSQL's `public`), as the connection's schema names it.
+                 * @example products
+                 */
+                table: components["parameters"]["IndexTable"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a table's sync
+         * @description Cancels the table's queued or running sync; it stops after the page it is writing. Rows already written stay
+         *     in the index, and a table that was searchable stays searchable with them; the next sync skips rows already
+         *     written. 409 `CONFLICT` when the newest sync has already ended; 404 when the table was never synced.
+         */
+        delete: operations["cancelIndexSync"];
         options?: never;
         head?: never;
         patch?: never;
@@ -625,23 +765,33 @@ export interface paths {
         /**
          * Search across connected databases
          * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, every
-         *     connection of the caller in the key's environment) in parallel, each with the engine's own full-text search
-         *     and a per-database timeout. A slow or failing database does not sink the others: `databases` in the answer
-         *     gives each one's status. Results of different engines are merged by reciprocal rank fusion (k = 60).
-         *     A named database of the other environment is 401 `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's
-         *     database is 404. `natural` treats the query as plain words; `boolean` understands `+must`, `-not`,
-         *     `"a phrase"` and `OR`. Page with `offset` or with the `nextCursor` of the previous page.
+         *     connection of the caller in the key's environment). A named database of the other environment is 401
+         *     `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's database is 404. Page with `offset` or with the
+         *     `nextCursor` of the previous page.
          *
-         *     `semantic` ranks rows by meaning: the query is embedded and compared with the vectors of the selected
-         *     tables' semantic indexes (start one with `POST /api/v1/databases/{databaseId}/semantic-index`); `score` is
-         *     the cosine similarity (-1 to 1, rows below 0.2 are not matches), the fields are read from the source row,
-         *     and the snippet is the row's text (matchedColumns: the text columns the row was embedded from). `hybrid`
-         *     fuses the semantic ranking with the natural-mode full-text ranking by reciprocal rank fusion (k = 60;
-         *     `score` is the fused score); tables without a semantic index still contribute their full-text ranking.
-         *     Both count one AI request against the tier's AI requests per hour (429 `AI_RATE_LIMIT_EXCEEDED` beyond
-         *     it) whenever a table is searched semantically, and are never answered from the result cache. Selected
-         *     tables without a finished semantic index are listed in `semanticUnindexedTables`; a `semantic` search
-         *     none of whose selected tables has one is 409 `SEMANTIC_INDEX_REQUIRED` (`details.notIndexed` names them).
+         *     **From Quarry's index.** Every connected table with a primary key and text columns is synced into Quarry's
+         *     own search index (see the Indexing operations), and searches read it without touching your databases:
+         *     - `natural`: the query's words, any of which may match (`-word` excludes), ranked by BM25 over the rows'
+         *       text, stemmed and without stop words. One index per user and environment holds every database's rows, so
+         *       a word is as rare whichever database holds it and the federated ranking is the one a single index over all
+         *       the data would give (`approximate` false). Quotes group words but are not matched as adjacent phrases.
+         *     - `semantic`: rows ranked by meaning: the query is embedded and compared with the vectors of tables whose
+         *       semantic search is on (`updateIndexedTable`); `score` is the cosine similarity (rows below 0.2 are not
+         *       matches). A `semantic` search none of whose selected tables is searched by meaning is 409
+         *       `SEMANTIC_INDEX_REQUIRED`; such tables are listed in `semanticUnindexedTables`.
+         *     - `hybrid`: both rankings of the same index fused by a convex combination of their normalised scores,
+         *       `semanticRatio` (default 0.25) the weight of meaning; tables without vectors still take part by text.
+         *     Semantic and hybrid searches count one AI request against the tier's AI requests per hour (429
+         *     `AI_RATE_LIMIT_EXCEEDED` beyond it) and are never answered from the result cache.
+         *     Results show the row as the index holds it: `databases[].indexedAt` says how fresh that is.
+         *
+         *     **Live.** Tables the index does not answer are searched live by their database's own full-text search, in
+         *     parallel and each database within the search time limit, and listed in `liveTables` with the reason: not
+         *     synced yet, no primary key, indexing off for the connection, `live: true`, a `columns` selection, or
+         *     `boolean` mode (`+must`, `-not`, `"a phrase"`, `OR`, `word*`, answered by each engine's own syntax). Live
+         *     `natural` mode also lets any word match. A slow or failing database does not sink the others: `databases`
+         *     gives each one's status. When live tables take part, their rankings and the index's are merged by
+         *     reciprocal rank fusion (k = 60) and the answer says `approximate`.
          */
         post: operations["searchDatabases"];
         delete?: never;
@@ -1315,6 +1465,7 @@ export interface components {
             /** @default live */
             environment?: components["schemas"]["Environment"];
             tables?: components["schemas"]["TableList"];
+            indexing?: components["schemas"]["ConnectionIndexingSettings"];
         };
         UpdateDatabaseRequest: {
             name?: string;
@@ -1326,6 +1477,7 @@ export interface components {
             ssl?: boolean;
             environment?: components["schemas"]["Environment"];
             tables?: components["schemas"]["TableList"];
+            indexing?: components["schemas"]["ConnectionIndexingSettings"];
         };
         /**
          * @description `connected`: the last test or use succeeded; `error`: it failed (see `lastError`); `disconnected`: not tested since a change.
@@ -1344,6 +1496,7 @@ export interface components {
             ssl: boolean;
             environment: components["schemas"]["Environment"];
             tables: components["schemas"]["TableList"];
+            indexing: components["schemas"]["ConnectionIndexing"];
             status: components["schemas"]["ConnectionStatus"];
             lastTestedAt: components["schemas"]["NullableTimestamp"];
             lastError: components["schemas"]["NullableSafeError"];
@@ -1443,7 +1596,7 @@ export interface components {
          */
         SemanticIndexStatus: "queued" | "running" | "done" | "failed" | "cancelled";
         SemanticIndexJob: {
-            /** @example sidx_7Rk2mQ9xW4pL8vN3tB6cZ1 */
+            /** @example ijob_7Rk2mQ9xW4pL8vN3tB6cZ1 */
             jobId: string;
             databaseId: string;
             table: string;
@@ -1480,6 +1633,145 @@ export interface components {
             data: components["schemas"]["SemanticIndexJob"];
             meta: components["schemas"]["Meta"];
         };
+        /** @description How the connection's tables are kept in Quarry's search index (see the Indexing operations). */
+        ConnectionIndexingSettings: {
+            /**
+             * @description Copy the tables into the search index (default). False: every search of this connection is answered live by the database itself, and its rows leave the index.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description Minutes between scheduled syncs (5 to 10,080, a week); null syncs only when asked (`syncDatabaseIndex`).
+             * @default 60
+             */
+            syncIntervalMinutes?: number | null;
+        };
+        ConnectionIndexing: {
+            enabled: boolean;
+            syncIntervalMinutes: number | null;
+        };
+        /**
+         * @description `queued`: waiting for a runner; `running`: reading and writing rows; `done`: finished; `failed`: see `error`, sync again to retry (it resumes); `cancelled`: stopped on request.
+         * @enum {string}
+         */
+        IndexJobStatus: "queued" | "running" | "done" | "failed" | "cancelled";
+        IndexJob: {
+            /** @example ijob_7Rk2mQ9xW4pL8vN3tB6cZ1 */
+            jobId: string;
+            databaseId: string;
+            table: string;
+            status: components["schemas"]["IndexJobStatus"];
+            /**
+             * @description What queued it: the connection was made, a caller asked, its schedule, or a change of settings.
+             * @enum {string}
+             */
+            trigger: "connect" | "manual" | "schedule" | "settings";
+            /** @description The sync embeds the rows for semantic search. */
+            semantic: boolean;
+            /** @description Embedding model of a semantic sync, e.g. `local:universal-sentence-encoder-lite@0.2.0`; null otherwise. */
+            providerId: string | null;
+            /** @description Rows read so far (written, or skipped as unchanged). */
+            rowsDone: number;
+            /** @description Rows the sync expects to read: the table's count capped at `rowLimit` (null until counted; the rows read once done). */
+            rowsTotal: number | null;
+            /** @description Rows of the table indexed at most, by the owner's plan: 10,000 (free), 100,000 (pro), 1,000,000 (enterprise). */
+            rowLimit: number;
+            /** @description The table has more rows than `rowLimit`; those past it (in primary key order) are not indexed. */
+            truncated: boolean;
+            /** @description New or changed rows written to the index. */
+            rowsWritten: number;
+            /** @description Texts embedded (a semantic sync; a vector already made for the same text is reused). */
+            rowsEmbedded: number;
+            /** @description Rows unchanged since the last sync (not written again). */
+            rowsSkipped: number;
+            /** @description Rows removed from the index because they are gone from the source. */
+            rowsDeleted: number;
+            /** @description Rows per second: of the current run while running, overall when done; null otherwise. */
+            ratePerSecond: number | null;
+            /** @description Seconds left at the current rate; 0 when done; null when unknown. */
+            etaSeconds: number | null;
+            error: components["schemas"]["NullableSafeError"];
+            createdAt: components["schemas"]["Timestamp"];
+            startedAt: components["schemas"]["NullableTimestamp"];
+            finishedAt: components["schemas"]["NullableTimestamp"];
+        };
+        IndexedTable: {
+            /** @description `table`, or `schema.table` outside PostgreSQL's `public`. */
+            table: string;
+            /**
+             * @description `ready`: searched from the index; `pending`: its first sync is queued or running (searched live meanwhile); `failed`: its first sync failed (searched live); `not_indexed`: see `reason` (searched live).
+             * @enum {string}
+             */
+            state: "ready" | "pending" | "failed" | "not_indexed";
+            /** @description Why a `not_indexed` table is not in the index; null otherwise. */
+            reason: string | null;
+            /** @description The table's rows are embedded for semantic and hybrid search (`updateIndexedTable`). */
+            semantic: boolean;
+            /** @description Its rows have vectors of the current embedding model: `semantic` and `hybrid` search rank it by meaning. */
+            semanticReady: boolean;
+            /** @description Rows in the index after the last finished sync. */
+            rows: number;
+            /** @description Rows indexed at most, by the owner's plan. */
+            rowLimit: number;
+            /** @description The last sync stopped at `rowLimit`. */
+            truncated: boolean;
+            syncedAt: components["schemas"]["NullableTimestamp"];
+            /** @description The last finished sync started reading the source then: the index holds the table as it was at least at this moment. */
+            sourceAsOf: components["schemas"]["NullableTimestamp"];
+            /** @description The table's newest sync, whatever its status; absent if it was never synced. */
+            job?: components["schemas"]["IndexJob"];
+        };
+        DatabaseIndexResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                databaseId: string;
+                /** @description The connection's tables are kept in the index. */
+                enabled: boolean;
+                syncIntervalMinutes: number | null;
+                /** @description When the schedule next syncs every table; null without a schedule or before the first scheduled run is planned. */
+                nextSyncAt: components["schemas"]["NullableTimestamp"];
+                rowLimit: number;
+                tables: components["schemas"]["IndexedTable"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        IndexedTableResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: components["schemas"]["IndexedTable"];
+            meta: components["schemas"]["Meta"];
+        };
+        SyncIndexRequest: {
+            /** @description Tables to sync (`table` or `schema.table`); empty or absent means every indexable table. */
+            tables?: string[];
+        };
+        SyncIndexResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                jobs: components["schemas"]["IndexJob"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        UpdateIndexedTableRequest: {
+            /** @description Embed the table's rows for semantic and hybrid search. */
+            semantic?: boolean;
+        };
+        IndexJobResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: components["schemas"]["IndexJob"];
+            meta: components["schemas"]["Meta"];
+        };
+        LiveTable: {
+            databaseId: string;
+            table: string;
+            /**
+             * @description Why the table was searched live rather than from the index: `not_synced_yet` (its first sync has not
+             *     finished), `not_indexable` (no primary key), `indexing_off` (the connection's indexing is off),
+             *     `live_requested` (`live: true`), `columns_selected` (the request names `columns`; the index ranks whole
+             *     rows), `boolean_mode` (boolean syntax is answered by each database's own engine).
+             * @enum {string}
+             */
+            reason: "not_synced_yet" | "not_indexable" | "indexing_off" | "live_requested" | "columns_selected" | "boolean_mode";
+        };
         /**
          * @default natural
          * @enum {string}
@@ -1492,9 +1784,19 @@ export interface components {
             databases?: string[];
             /** @description Only these tables (by name) in the selected databases. */
             tables?: string[];
-            /** @description Only these text columns (by name). */
+            /** @description Only these text columns (by name). The index ranks whole rows, so a search that names columns is answered live. */
             columns?: string[];
             searchMode?: components["schemas"]["SearchMode"];
+            /**
+             * @description Search every table live, by its database's own full-text search, instead of Quarry's index: the freshest rows, an approximate ranking across tables, and the databases must answer.
+             * @default false
+             */
+            live?: boolean;
+            /**
+             * @description `hybrid` only: the weight of the meaning ranking against the text ranking (0: text alone, 1: meaning alone).
+             * @default 0.25
+             */
+            semanticRatio?: number;
             /**
              * @description Results per page.
              * @default 20
@@ -1520,13 +1822,13 @@ export interface components {
             };
             /** @description Position in the merged ranking. */
             rank: number;
-            /** @description Reciprocal rank fusion score: the sum over sources of 1 / (60 + rank) (natural, boolean, hybrid); the cosine similarity of query and row, -1 to 1 (semantic). */
+            /** @description Rows answered by the index: the BM25 score (natural), the cosine similarity of query and row, 0.2 to 1 (semantic), the fused score, 0 to 1 (hybrid). When live tables take part (`approximate`): the reciprocal rank fusion score, the sum over rankings of 1 / (60 + rank). Compare scores within one answer only. */
             score: number;
-            /** @description HTML-escaped text with matches wrapped in `<mark>` and cuts marked `&hellip;`; for a row found by meaning only, the start of its text (any query word it contains marked). */
+            /** @description HTML-escaped text with matches wrapped in `<mark>` (every word that stems like a query word: "models" for "model") and cuts marked `&hellip;`; for a row found by meaning only, the start of its text. */
             snippet: string;
-            /** @description Columns containing a match; for a row found by meaning only, the text columns it was embedded from. */
+            /** @description Text columns containing a word of the query; for a row found by meaning only, the text columns it was embedded from. */
             matchedColumns: string[];
-            /** @description The row's columns and values. */
+            /** @description The row's columns and values: from the index, as of the table's last sync (`databases[].indexedAt`; text values cut at 32,768 characters), or read live. */
             fields: {
                 [key: string]: unknown;
             };
@@ -1538,9 +1840,18 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "timeout" | "error";
             tookMs: number;
-            /** @description Matching rows in this database. */
+            /** @description Matching rows in this database (the index counts at most 1,100 matches per search; see `totalIsEstimate`). */
             matches: number;
             error: components["schemas"]["NullableSafeError"];
+            /**
+             * @description Where its results came from: Quarry's index, its own full-text search, or both (some tables each way; see `liveTables`).
+             * @enum {string}
+             */
+            source: "index" | "live" | "mixed";
+            /** @description Its rows from the index are as fresh as the source was at this moment (the oldest start of the last sync of its indexed tables); null when nothing came from the index. */
+            indexedAt: components["schemas"]["NullableTimestamp"];
+            /** @description Its live results were ranked against the others by rank fusion, or a live table ranked only part of its matches. */
+            approximate: boolean;
         };
         SearchResponse: {
             success: components["schemas"]["SuccessFlag"];
@@ -1550,28 +1861,33 @@ export interface components {
                 results: components["schemas"]["SearchResult"][];
                 /** @description Matching rows over all databases that answered. */
                 total: number;
+                /** @description `total` is a lower bound: the index counts at most 1,100 matches per search, and a live table may count only part of its rows. */
                 totalIsEstimate: boolean;
+                /** @description The order is approximate: live tables took part and were merged with the index's ranking by rank fusion (scores of different engines are not comparable), or a live table ranked only its first matches. False when the index answered everything: one BM25 ranking across all databases. */
+                approximate: boolean;
                 limit: number;
                 offset: number;
                 hasMore: boolean;
                 nextCursor: string | null;
                 tookMs: number;
                 databases: components["schemas"]["DatabaseSearchStatus"][];
-                /** @description Tables searched without a full-text index (a bounded scan). */
+                /** @description Selected tables searched live rather than from Quarry's index, and why. */
+                liveTables: components["schemas"]["LiveTable"][];
+                /** @description Live tables searched without a full-text index of their database (a bounded scan). */
                 unindexedTables: {
                     databaseId: string;
                     table: string;
                 }[];
                 /**
-                 * @description `semantic` and `hybrid` only: selected tables without a finished semantic index of the current
-                 *     embedding model. Their rows are not in the semantic ranking (in `hybrid` they are still found by
-                 *     full-text search); `message` says what to do.
+                 * @description `semantic` and `hybrid` only: selected tables whose rows have no vectors of the current embedding model
+                 *     in the index. Their rows are not in the meaning ranking (in `hybrid` they are still found by text);
+                 *     `message` says what to do.
                  * @example [
                  *       {
                  *         "databaseId": "db_2hT8kP4wQz6mN1vR9xC3bL",
                  *         "table": "reviews",
                  *         "reason": "never_indexed",
-                 *         "message": "This table has no semantic index yet. Start one with POST /api/v1/databases/{databaseId}/semantic-index."
+                 *         "message": "This table is not searched by meaning. Turn semantic search on for it: PATCH /api/v1/databases/db_2hT8kP4wQz6mN1vR9xC3bL/index/tables/reviews with {\"semantic\": true}."
                  *       }
                  *     ]
                  */
@@ -1579,7 +1895,7 @@ export interface components {
                     databaseId: string;
                     table: string;
                     /**
-                     * @description `never_indexed`: no index yet; `indexing`: a job is running; `model_changed`: indexed with another embedding model.
+                     * @description `never_indexed`: semantic search is off for the table, or it has no finished sync; `indexing`: a sync with embeddings is under way; `model_changed`: embedded with another model.
                      * @enum {string}
                      */
                     reason: "never_indexed" | "indexing" | "model_changed";
@@ -2190,6 +2506,11 @@ export interface components {
          */
         SemanticIndexTable: string;
         /**
+         * @description The table (`table`, or `schema.table` outside PostgreSQL's `public`), as the connection's schema names it.
+         * @example products
+         */
+        IndexTable: string;
+        /**
          * @description First day included (UTC). Given, it overrides `period` and the range is `startDate`..`endDate`. At most
          *     366 days before `endDate` (both included) and not in the future, else 400 `VALIDATION_ERROR`.
          * @example 2026-11-16
@@ -2249,6 +2570,16 @@ export interface components {
          * @example 300
          */
         "Retry-After": number;
+        /**
+         * @description This operation is deprecated (RFC 9745): when, as `@<seconds since 1970>`. It keeps working in v1 for at least 6 months after; `Link` names its successor.
+         * @example @1795564800
+         */
+        Deprecation: string;
+        /**
+         * @description The operation that replaces a deprecated one: `<path>; rel="successor-version"`.
+         * @example </api/v1/databases/db_2hT8kP4wQz6mN1vR9xC3bL/index/tables/products>; rel="successor-version"
+         */
+        Link: string;
         /**
          * @description Caches must ask again before reusing the answer, so a new contract is seen at once.
          * @example no-cache
@@ -3116,6 +3447,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3151,6 +3484,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3161,6 +3496,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3199,6 +3536,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3209,6 +3548,206 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             /** @description The table's newest job has already ended; there is nothing to cancel. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getDatabaseIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection's tables and their index. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseIndexResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            502: components["responses"]["BadGateway"];
+            default: components["responses"]["Error"];
+        };
+    };
+    syncDatabaseIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SyncIndexRequest"];
+            };
+        };
+        responses: {
+            /** @description The tables' sync jobs, queued (or already under way). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncIndexResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description Indexing is off for this connection. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            502: components["responses"]["BadGateway"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getIndexedTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+                /**
+                 * @description The table (`table`, or `schema.table` outside PostgreSQL's `public`), as the connection's schema names it.
+                 * @example products
+                 */
+                table: components["parameters"]["IndexTable"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table's index. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexedTableResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateIndexedTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+                /**
+                 * @description The table (`table`, or `schema.table` outside PostgreSQL's `public`), as the connection's schema names it.
+                 * @example products
+                 */
+                table: components["parameters"]["IndexTable"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateIndexedTableRequest"];
+            };
+        };
+        responses: {
+            /** @description The table's index with its new settings (and the sync they queued). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexedTableResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    cancelIndexSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `id`.
+                 * @example db_2hT8kP4wQz6mN1vR9xC3bL
+                 */
+                databaseId: components["parameters"]["DatabaseId"];
+                /**
+                 * @description The table (`table`, or `schema.table` outside PostgreSQL's `public`), as the connection's schema names it.
+                 * @example products
+                 */
+                table: components["parameters"]["IndexTable"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled job. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexJobResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description The table's newest sync has already ended; there is nothing to cancel. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -47,7 +47,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   services.usage.start();
   services.searchRecorder.start();
   services.retention.start();
-  services.semantic.start();
+  services.searchIndex.start();
   const app = await createApp(config, logger, services);
   const server: Server = createServer(app.koa.callback());
   await new Promise<void>((resolve, reject) => {
@@ -70,7 +70,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       await services.searchRecorder.stop();
       await services.search.close();
       await services.retention.stop();
-      await services.semantic.stop(); // before the pools and the store: running index jobs are queued again
+      await services.searchIndex.stop(); // before the pools and the store: running sync jobs are queued again
+      await services.embeddings.close();
       await services.pools.closeAll();
       await services.violations.drain();
       await rateLimitStore.close();

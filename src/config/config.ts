@@ -33,6 +33,8 @@ export interface Config {
   validateResponses: boolean;
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
+  /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
+  index: { uri: string; readConsistencyMs: number; sync: boolean; maxJobs: number };
 }
 
 /** Thrown with every problem found, so one start tells the operator everything to fix. */
@@ -106,6 +108,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL.');
   }
 
+  const indexUri = read('INDEX_URI') ?? resolve(dataDir, 'index');
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(indexUri) && !/^(s3|s3\+ddb|gs|az|file):\/\//i.test(indexUri)) {
+    problems.push(`INDEX_URI must be a folder or an s3://, gs://, az:// or file:// URI, got "${indexUri}".`);
+  }
+
   const config = {
     port: int('PORT', 3000, 0, 65535),
     host: read('HOST') ?? '127.0.0.1',
@@ -140,6 +147,12 @@ export function loadConfig(env: Env = process.env): Config {
     responseBatching: bool('RESPONSE_BATCHING', true),
     validateResponses: bool('VALIDATE_RESPONSES', false),
     embeddings,
+    index: {
+      uri: /^[a-z][a-z0-9+.-]*:\/\//i.test(indexUri) || isAbsolute(indexUri) ? indexUri : resolve(indexUri),
+      readConsistencyMs: int('INDEX_READ_CONSISTENCY_MS', 1000, 0, 3_600_000),
+      sync: bool('INDEX_SYNC', true),
+      maxJobs: int('INDEX_SYNC_JOBS', 2, 1, 16),
+    },
   };
 
   const jwtSecret = read('JWT_SECRET');

@@ -43,21 +43,38 @@ export async function getDatabaseStatus(c: Context, { services }: HandlerEnv): P
   return reply('getDatabaseStatus', 200, await services.databases.status(userOf(c), databaseId));
 }
 
-export async function startSemanticIndex(c: Context, { services }: HandlerEnv): Promise<Reply> {
+/**
+ * The semantic-index operations are deprecated (issue 27: vectors live in the search index); each response says so
+ * and names its successor, as the contract's versioning promises.
+ */
+const DEPRECATED_SINCE = '@1795564800'; // 2026-11-25T00:00:00Z
+function deprecated(env: HandlerEnv, databaseId: string, table: string): void {
+  Object.assign(env.state.responseHeaders, {
+    Deprecation: DEPRECATED_SINCE,
+    Link: `</api/v1/databases/${encodeURIComponent(databaseId)}/index/tables/${encodeURIComponent(table)}>; rel="successor-version"`,
+  });
+}
+
+export async function startSemanticIndex(c: Context, env: HandlerEnv): Promise<Reply> {
   const { databaseId } = c.request.params as PathOf<'startSemanticIndex'>;
   const { table } = c.request.requestBody as BodyOf<'startSemanticIndex'>;
-  const { created, job } = await services.semantic.index.start(userOf(c), databaseId, table);
+  const { created, job } = await env.services.searchIndex.service.startSemantic(userOf(c), databaseId, table);
+  deprecated(env, databaseId, job.table);
   return created ? reply('startSemanticIndex', 202, job) : reply('startSemanticIndex', 200, job);
 }
 
-export async function getSemanticIndexStatus(c: Context, { services }: HandlerEnv): Promise<Reply> {
+export async function getSemanticIndexStatus(c: Context, env: HandlerEnv): Promise<Reply> {
   const { databaseId } = c.request.params as PathOf<'getSemanticIndexStatus'>;
   const { table } = c.request.query as QueryOf<'getSemanticIndexStatus'>;
-  return reply('getSemanticIndexStatus', 200, await services.semantic.index.status(userOf(c), databaseId, table));
+  const job = await env.services.searchIndex.service.semanticStatus(userOf(c), databaseId, table);
+  deprecated(env, databaseId, job.table);
+  return reply('getSemanticIndexStatus', 200, job);
 }
 
-export async function cancelSemanticIndex(c: Context, { services }: HandlerEnv): Promise<Reply> {
+export async function cancelSemanticIndex(c: Context, env: HandlerEnv): Promise<Reply> {
   const { databaseId } = c.request.params as PathOf<'cancelSemanticIndex'>;
   const { table } = c.request.query as QueryOf<'cancelSemanticIndex'>;
-  return reply('cancelSemanticIndex', 200, await services.semantic.index.cancel(userOf(c), databaseId, table));
+  const job = await env.services.searchIndex.service.cancelSemantic(userOf(c), databaseId, table);
+  deprecated(env, databaseId, job.table);
+  return reply('cancelSemanticIndex', 200, job);
 }

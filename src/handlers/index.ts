@@ -4,6 +4,7 @@ import * as analytics from './analytics.js';
 import * as databases from './databases.js';
 import * as docs from './docs.js';
 import * as health from './health.js';
+import * as indexing from './indexing.js';
 import * as keys from './keys.js';
 import * as management from './management.js';
 import * as rateLimit from './rate-limit.js';
@@ -16,6 +17,7 @@ export const handlers: Record<string, OperationHandler> = {
   ...management,
   ...keys,
   ...databases,
+  ...indexing,
   ...search,
   ...analytics,
   ...rateLimit,

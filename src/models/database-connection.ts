@@ -24,6 +24,11 @@ export class DatabaseConnectionModel extends Model<InferAttributes<DatabaseConne
   declare lastError: CreationOptional<{ code: string; message: string } | null>;
   declare schemaCache: CreationOptional<TableSchema[] | null>;
   declare schemaDiscoveredAt: CreationOptional<Date | null>;
+  /** Whether the connection's tables are copied into Quarry's search index (else every search is answered live). */
+  declare indexEnabled: CreationOptional<boolean>;
+  /** Minutes between scheduled syncs of its indexed tables; null: only when asked. */
+  declare syncIntervalMinutes: CreationOptional<number | null>;
+  declare nextSyncAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -47,6 +52,9 @@ export class DatabaseConnectionModel extends Model<InferAttributes<DatabaseConne
         lastError: { type: DataTypes.JSON, allowNull: true },
         schemaCache: { type: DataTypes.JSON, allowNull: true },
         schemaDiscoveredAt: { type: DataTypes.DATE, allowNull: true },
+        indexEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
+        syncIntervalMinutes: { type: DataTypes.INTEGER, allowNull: true, defaultValue: 60 },
+        nextSyncAt: { type: DataTypes.DATE, allowNull: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

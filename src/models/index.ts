@@ -4,8 +4,8 @@ import { DatabaseConnectionModel } from './database-connection.js';
 import { RateLimitViolationModel } from './rate-limit-violation.js';
 import { RequestUsageModel } from './request-usage.js';
 import { SearchRecordModel } from './search-record.js';
-import { SemanticIndexJobModel } from './semantic-index-job.js';
-import { SemanticVectorModel } from './semantic-vector.js';
+import { IndexJobModel } from './index-job.js';
+import { IndexTableModel } from './index-table.js';
 import { SessionModel } from './session.js';
 import { SettingModel } from './setting.js';
 import { UserModel } from './user.js';
@@ -20,7 +20,7 @@ let boundTo: Sequelize | null = null;
 export function setupModels(sequelize: Sequelize): void {
   if (boundTo && boundTo !== sequelize) throw new Error('Another Quarry server in this process is still using the models; stop it first.');
   boundTo = sequelize;
-  for (const model of [UserModel, SessionModel, ApiKeyModel, RequestUsageModel, SettingModel, RateLimitViolationModel, DatabaseConnectionModel, SearchRecordModel, SemanticIndexJobModel, SemanticVectorModel]) model.setup(sequelize);
+  for (const model of [UserModel, SessionModel, ApiKeyModel, RequestUsageModel, SettingModel, RateLimitViolationModel, DatabaseConnectionModel, SearchRecordModel, IndexTableModel, IndexJobModel]) model.setup(sequelize);
 }
 
 /** Releases the binding when a server stops, so the next one in this process can bind. */
@@ -28,4 +28,4 @@ export function releaseModels(sequelize: Sequelize): void {
   if (boundTo === sequelize) boundTo = null;
 }
 
-export { ApiKeyModel, DatabaseConnectionModel, RateLimitViolationModel, RequestUsageModel, SearchRecordModel, SemanticIndexJobModel, SemanticVectorModel, SessionModel, SettingModel, UserModel };
+export { ApiKeyModel, DatabaseConnectionModel, RateLimitViolationModel, RequestUsageModel, IndexJobModel, IndexTableModel, SearchRecordModel, SessionModel, SettingModel, UserModel };

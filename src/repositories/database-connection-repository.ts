@@ -1,8 +1,9 @@
-import type { InferAttributes } from 'sequelize';
+import { Op, type InferAttributes } from 'sequelize';
 import { DatabaseConnectionModel } from '../models/index.js';
 
 export type DatabaseConnectionRecord = InferAttributes<DatabaseConnectionModel>;
-export type NewDatabaseConnection = Omit<DatabaseConnectionRecord, 'createdAt' | 'updatedAt' | 'schemaCache' | 'schemaDiscoveredAt'>;
+export type NewDatabaseConnection = Omit<DatabaseConnectionRecord, 'createdAt' | 'updatedAt' | 'schemaCache' | 'schemaDiscoveredAt' | 'indexEnabled' | 'syncIntervalMinutes' | 'nextSyncAt'>
+  & Partial<Pick<DatabaseConnectionRecord, 'indexEnabled' | 'syncIntervalMinutes' | 'nextSyncAt'>>;
 export type DatabaseConnectionChanges = Partial<Omit<DatabaseConnectionRecord, 'id' | 'userId' | 'engine' | 'createdAt' | 'updatedAt'>>;
 
 const plain = (model: DatabaseConnectionModel | null): DatabaseConnectionRecord | null => (model ? model.get({ plain: true }) : null);
@@ -47,6 +48,29 @@ export const databaseConnectionRepository = {
 
   async delete(id: string): Promise<void> {
     await DatabaseConnectionModel.destroy({ where: { id } });
+  },
+
+  /** Connections whose index sync is due (indexing on, a schedule, next_sync_at passed or never set). */
+  async dueForSync(now: Date, limit: number): Promise<DatabaseConnectionRecord[]> {
+    const rows = await DatabaseConnectionModel.findAll({
+      where: {
+        indexEnabled: true,
+        syncIntervalMinutes: { [Op.ne]: null },
+        [Op.or]: [{ nextSyncAt: null }, { nextSyncAt: { [Op.lte]: now } }],
+      },
+      order: [['nextSyncAt', 'ASC'], ['id', 'ASC']],
+      limit,
+    });
+    return rows.map((row) => row.get({ plain: true }));
+  },
+
+  /**
+   * Moves a connection's next scheduled sync from `seen` to `next`; true for the one process whose update took
+   * (the one that then queues the sync), false when another process moved it first.
+   */
+  async claimScheduledSync(id: string, seen: Date | null, next: Date): Promise<boolean> {
+    const [updated] = await DatabaseConnectionModel.update({ nextSyncAt: next }, { where: { id, nextSyncAt: seen }, silent: true });
+    return updated === 1;
   },
 };
 

@@ -85,7 +85,7 @@ export function termPattern(terms: PositiveTerm[], style: MatchStyle): RegExp | 
 }
 
 export const SNIPPET_CHARS = 200;
-const LEAD_CHARS = 60;
+export const LEAD_CHARS = 60;
 
 /** Text of a field value for highlighting; non-text values are not searched. */
 export function textOf(value: unknown): string | null {
@@ -126,7 +126,7 @@ export function highlightRow(
 }
 
 /** SNIPPET_CHARS characters from `start`, widened to whole words, with … where text was cut (escaped to &hellip;). */
-function cut(text: string, start: number): string {
+export function cut(text: string, start: number): string {
   let from = start;
   while (from > 0 && /[\p{L}\p{M}\p{N}]/u.test(text[from - 1]!)) from--;
   let to = Math.min(text.length, from + SNIPPET_CHARS);

@@ -29,6 +29,16 @@ export interface DatabaseDeps {
   queryTimeoutMs: number;
   /** Called when a connection changes or goes, so cached search results and schemas of it are dropped. */
   onConnectionChanged(databaseId: string): void;
+  /** Keeps the search index in step with the connections (src/search-index): sync new ones, drop removed ones. */
+  index: IndexLifecycle;
+  /** Failures of that background upkeep: logged, never failing the operation that caused them. */
+  onError(error: unknown): void;
+}
+
+export interface IndexLifecycle {
+  connected(record: DatabaseConnectionRecord): Promise<void>;
+  changed(before: DatabaseConnectionRecord, after: DatabaseConnectionRecord, reconnected: boolean): Promise<void>;
+  removing(record: DatabaseConnectionRecord): Promise<void>;
 }
 
 /** Fields whose change means a different database: they are tested again before an update is saved. */
@@ -62,6 +72,7 @@ export class DatabaseService {
       ssl: record.ssl,
       environment: record.environment,
       tables: record.tables,
+      indexing: { enabled: record.indexEnabled, syncIntervalMinutes: record.syncIntervalMinutes },
       status: record.status,
       lastTestedAt: record.lastTestedAt?.toISOString() ?? null,
       lastError: record.lastError ?? null,
@@ -106,8 +117,12 @@ export class DatabaseService {
       status: 'connected',
       lastTestedAt: new Date(test.testedAt),
       lastError: null,
+      indexEnabled: input.indexing?.enabled ?? true,
+      syncIntervalMinutes: input.indexing?.syncIntervalMinutes === undefined ? 60 : input.indexing.syncIntervalMinutes,
+      nextSyncAt: null,
     });
-    return { database: this.toDatabase(record) };
+    await this.deps.index.connected(record).catch((error: unknown) => this.deps.onError(error));
+    return { database: this.toDatabase((await this.deps.connections.findById(record.id)) ?? record) };
   }
 
   /** listDatabases */
@@ -129,6 +144,11 @@ export class DatabaseService {
     const changes: DatabaseConnectionChanges = {};
     if (input.name !== undefined) changes.name = input.name.trim();
     if (input.environment !== undefined) changes.environment = input.environment;
+    if (input.indexing?.enabled !== undefined) changes.indexEnabled = input.indexing.enabled;
+    if (input.indexing?.syncIntervalMinutes !== undefined) {
+      changes.syncIntervalMinutes = input.indexing.syncIntervalMinutes;
+      changes.nextSyncAt = null; // the new schedule starts now
+    }
     if (reconnects) {
       const draft = {
         engine: record.engine,
@@ -159,12 +179,14 @@ export class DatabaseService {
     const updated = await this.deps.connections.update(id, changes);
     if (reconnects) await this.deps.pools.close(id);
     this.deps.onConnectionChanged(id);
+    await this.deps.index.changed(record, updated!, reconnects).catch((error: unknown) => this.deps.onError(error));
     return { database: this.toDatabase(updated!) };
   }
 
   /** deleteDatabase: forgets the connection and its credentials; nothing in the user's database is touched. */
   async remove(caller: UserCaller, id: string): Promise<{ databaseId: string; message: string }> {
-    await this.owned(caller.user.id, id);
+    const record = await this.owned(caller.user.id, id);
+    await this.deps.index.removing(record).catch((error: unknown) => this.deps.onError(error));
     await this.deps.connections.delete(id);
     await this.deps.pools.close(id);
     this.deps.onConnectionChanged(id);
@@ -230,9 +252,9 @@ export class DatabaseService {
     return this.deps.pools.get(record.id, await settings);
   }
 
-  /** The table schemas of a connection: the cached discovery, or a fresh one when none is cached. */
-  async tablesOf(record: DatabaseConnectionRecord): Promise<components['schemas']['TableSchema'][]> {
-    return record.schemaCache ?? this.discover(record);
+  /** The table schemas of a connection: the cached discovery, or a fresh one when none is cached or `fresh` asks. */
+  async tablesOf(record: DatabaseConnectionRecord, fresh = false): Promise<components['schemas']['TableSchema'][]> {
+    return (!fresh && record.schemaCache) || this.discover(record);
   }
 
   private async discover(record: DatabaseConnectionRecord) {

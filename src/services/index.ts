@@ -38,7 +38,9 @@ import { searchSuggestionRepository } from '../repositories/search-suggestion-re
 import { TokenService } from './token-service.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { ViolationRecorder } from './violation-recorder.js';
-import { createSemantic } from '../semantic/index.js';
+import { createEmbeddingProvider, EmbeddingError, type EmbeddingProvider } from '../embeddings/index.js';
+import { AppError } from '../errors/app-error.js';
+import { createSearchIndex } from '../search-index/index.js';
 
 export interface Infrastructure {
   config: Config;
@@ -50,11 +52,14 @@ export interface Infrastructure {
   bus: InvalidationBus;
   /** Time source for the rate limits; tests move it instead of sleeping. */
   now?: () => number;
+  /** The embedding model (tests may supply their own); by default the one EMBEDDINGS_PROVIDER configures. */
+  embeddings?: EmbeddingProvider;
 }
 
 /** The composition root: every service, wired once per server. Handlers reach services only through this. */
 export function createServices(infra: Infrastructure) {
   const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
+  const embeddings = infra.embeddings ?? createEmbeddingProvider(config.embeddings);
   const keyCache = new KeyCache(bus, 5_000);
   const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const tokens = new TokenService(config.jwt);
@@ -87,20 +92,27 @@ export function createServices(infra: Infrastructure) {
     upgradeUrl: config.upgradeUrl,
     queryTimeoutMs: config.searchTimeoutMs,
     onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
+    // searchIndex is made below: these run only when a connection is created, changed or removed.
+    index: {
+      connected: (record) => searchIndex.service.connected(record),
+      changed: (before, after, reconnected) => searchIndex.service.changed(before, after, reconnected),
+      removing: (record) => searchIndex.service.removing(record),
+    },
+    onError: (error) => logger.warn({ err: error }, 'search index upkeep failed'),
   });
   /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
   const connectionListeners: Array<(databaseId: string) => void> = [];
-  // Semantic search (issue 7): background index jobs, the embedding model and the engine search calls.
-  const semantic = createSemantic({
+  // The search index (issue 27): every connected table synced into Quarry's own index in the background.
+  const searchIndex = createSearchIndex({
     config,
     logger,
+    provider: embeddings,
     databases,
-    findConnection: (id) => databaseConnectionRepository.findById(id),
-    bestActiveTier: (userId) => apiKeyRepository.bestActiveTier(userId),
-    limits,
+    connections: databaseConnectionRepository,
+    planOf: async (userId) => (await apiKeyRepository.bestActiveTier(userId)) ?? 'free',
+    onIndexChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
     now,
   });
-  connectionListeners.push(semantic.onConnectionChanged);
   // Analytics: searches are recorded in batches; every read flushes them first, so it sees the caller's latest.
   const clock = now ?? Date.now;
   const historyCache = new HistoryCache<History>(bus, 5_000);
@@ -121,7 +133,22 @@ export function createServices(infra: Infrastructure) {
     cursorSecret: createHmac('sha256', config.apiKeyPepper).update('quarry search cursor v1').digest(),
     timeoutMs: config.searchTimeoutMs,
     onError: (error) => logger.error({ err: error }, 'search failed'),
-    semantic: (input) => semantic.search(input),
+    index: {
+      store: searchIndex.store,
+      indexedTables: (ids) => searchIndex.service.indexedTables(ids),
+      providerId: embeddings.id,
+    },
+    // One AI request per semantic or hybrid search, counted before the model runs.
+    embedQuery: async (caller, text) => {
+      await limits.admitAiRequest(caller);
+      try {
+        const [vector] = await embeddings.embed([text], 'query');
+        return vector!;
+      } catch (error) {
+        if (!(error instanceof EmbeddingError)) throw error;
+        throw new AppError('SERVICE_UNAVAILABLE', `Semantic search is unavailable: ${error.message}`, { providerId: embeddings.id }, 503);
+      }
+    },
   });
   const suggestions = new SuggestionService({
     connections: databaseConnectionRepository,
@@ -163,7 +190,8 @@ export function createServices(infra: Infrastructure) {
     databases,
     pools,
     connectionListeners,
-    semantic,
+    embeddings,
+    searchIndex,
     keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestUsageRepository, flushPending: () => usage.flush() }),
     usage,
     violations,

@@ -1,54 +1,54 @@
 /**
- * searchDatabases (POST /api/v1/search): one query over several connected databases, each with its engine's own
- * full-text search (src/search), in parallel and each within SEARCH_TIMEOUT_MS; merged by reciprocal rank fusion.
+ * searchDatabases (POST /api/v1/search): one query over several connected databases.
  *
- * Paging: every table returns its top (offset + limit) rows, so the merged order of a page never depends on the page
- * size asked before it; snippets and fields are read only for rows that can be on the page (rrf.ts), and any page row
- * still without them gets them in one more statement per table. Totals are true counts (COUNT(*) OVER () on the
- * ranking, which scores every match anyway), except two cases flagged by `totalIsEstimate`: the fallback scan of a
- * table larger than FALLBACK_SCAN_ROWS, and a PostgreSQL expression index with more than COUNT_CAP matches.
+ * Tables synced into Quarry's own search index (src/search-index) are answered from it: one query per search space
+ * ranks every selected indexed table of every database at once, by BM25 in one statistics space (natural), by
+ * vector similarity (semantic), or both fused (hybrid), without contacting the source databases. Tables the index
+ * does not answer — not synced yet, on a connection with indexing off, in boolean mode, under a `columns` selection,
+ * or when the caller asks for `live` results — are searched live by their database's own full-text search
+ * (live-search.ts), in parallel and within SEARCH_TIMEOUT_MS. When both kinds take part, the index's ranking and each
+ * live table's ranking are merged by reciprocal rank fusion and the answer says the order is approximate.
  *
- * A database that fails or runs out of time is reported in `databases` and never fails the search; a page is cached
- * only when every database answered. Every search, cached or not, is recorded (SearchRecorder).
- *
- * searchMode semantic and hybrid (issue 7) go through searchByMeaning: the semantic engine (src/semantic) ranks the
- * indexed rows of the same selected tables, their fields come from the same by-key row fetch, and hybrid fuses that
- * ranking with the full-text one. They are never cached (each counts an AI request; index jobs change answers).
+ * Paging: every source returns its top (offset + limit) rows, so the merged order never depends on the page size
+ * asked before it. A database that fails or runs out of time is reported in `databases` and never fails the search;
+ * a natural or boolean page is cached only when every database answered. Every search, cached or not, is recorded.
  */
 import { createHash } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
-import { isConnectorError, type SqlExecutor } from '../connectors/index.js';
+import type { TableSchema } from '../connectors/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
+import type { IndexJobRecord } from '../repositories/index-job-repository.js';
+import type { IndexTableRecord } from '../repositories/index-table-repository.js';
 import type { ResultCache } from '../search/cache.js';
 import { decodeCursor, encodeCursor, searchFingerprint } from '../search/cursor.js';
-import { compileQuery, tableQueries } from '../search/queries.js';
-import { firstPossiblePosition, fuse, type Ranked } from '../search/rrf.js';
-import { loadSearchSchema, SCHEMA_TTL_MS, type SearchSchema } from '../search/schema-catalog.js';
-import { plainValue } from '../search/sql-common.js';
-import { chooseTargets, type TargetFilters } from '../search/targets.js';
-import { TtlCache } from '../search/ttl-cache.js';
-import type { CompiledQuery, HitDetail, RankedRow, SearchTarget, TableQueries, TableRanking } from '../search/types.js';
-import { highlightRow, textOf } from '../search/highlight.js';
-import { createLikeQueries } from '../search/sql-like.js';
-import { semanticIndexRequired, type NotIndexedTable, type SemanticSearchFn, type SemanticSearchResult } from '../semantic/index.js';
+import { compileQuery } from '../search/queries.js';
+import { fuse, type Ranked } from '../search/rrf.js';
+import type { CompiledQuery, HitDetail as LiveDetail, RankedRow } from '../search/types.js';
+import { indexTextQuery, queryStems } from '../search-index/analyzer.js';
+import { contentTables, indexableProblem, tableId } from '../search-index/documents.js';
+import { hitDetails, searchIndex, type HitDetail, type IndexedSource, type IndexSearchResult } from '../search-index/index-search.js';
+import { spaceName, type IndexHit, type IndexStore } from '../search-index/index-store.js';
 import type { KeyCaller } from './callers.js';
 import type { DatabaseService } from './database-service.js';
+import { keyText, LiveSearch, targetName, type LiveOutcome, type TableOutcome } from './live-search.js';
 import type { SearchRecorder } from './search-recorder.js';
 
 type SearchRequest = components['schemas']['SearchRequest'];
 type SearchData = components['schemas']['SearchResponse']['data'];
 type SearchResult = components['schemas']['SearchResult'];
-type DatabaseSearchStatus = components['schemas']['DatabaseSearchStatus'];
-type SafeError = { code: string; message: string };
+type LiveReason = components['schemas']['LiveTable']['reason'];
+type NotSemantic = NonNullable<SearchData['semanticUnindexedTables']>[number];
 
 /** The contract's bounds (SearchRequest): offset at most 1000, offset + limit at most 1100. */
 export const MAX_OFFSET = 1000;
 export const MAX_WINDOW = 1100;
 export const DEFAULT_LIMIT = 20;
+/** Weight of the vector ranking in hybrid search when the request does not set `semanticRatio`. */
+export const DEFAULT_SEMANTIC_RATIO = 0.25;
 
 export interface SearchDeps {
-  databases: Pick<DatabaseService, 'owned' | 'executorFor'>;
+  databases: Pick<DatabaseService, 'owned' | 'executorFor' | 'tablesOf'>;
   connections: Pick<DatabaseConnectionRepository, 'listOwned'>;
   recorder: Pick<SearchRecorder, 'record'>;
   cache: ResultCache;
@@ -58,135 +58,87 @@ export interface SearchDeps {
   timeoutMs: number;
   /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
   onError(error: unknown): void;
-  /** The semantic engine (src/semantic) for searchMode semantic and hybrid; it counts the AI request itself. */
-  semantic: SemanticSearchFn;
+  index: {
+    store: Pick<IndexStore, 'space'>;
+    indexedTables(connectionIds: string[]): Promise<{ tables: IndexTableRecord[]; liveJobs: IndexJobRecord[] }>;
+    /** The embedding model semantic tables must be indexed with to be searched by meaning. */
+    providerId: string;
+  };
+  /** Counts one AI request against the key's hourly limit, then embeds the query (semantic and hybrid). */
+  embedQuery(caller: KeyCaller, text: string): Promise<Float32Array>;
   now?: () => number;
 }
 
-interface TableOutcome {
-  queries: TableQueries;
-  ranking: TableRanking;
-}
-
-interface DatabaseOutcome {
+/** How one database is searched: which of its selected tables the index answers and which are searched live. */
+interface DatabasePlan {
   record: DatabaseConnectionRecord;
-  executor: SqlExecutor | null;
-  status: DatabaseSearchStatus['status'];
-  error: SafeError | null;
-  tookMs: number;
-  tables: TableOutcome[];
+  sources: IndexedSource[];
+  live: Array<{ table: string; reason: LiveReason }>;
+  /** Tables of the index's answer, by name (left out of the live search). */
+  indexedNames: Set<string>;
+  /** The index holds these tables' rows as of at least this moment (the oldest start of their last syncs). */
+  indexedAt: Date | null;
+  /** The live search must run: a table is left for it, or the schema is unknown. */
+  searchLive: boolean;
+  /** Selected tables that cannot be searched by meaning yet, and why. */
+  notSemantic: NotSemantic[];
 }
 
-interface Candidate extends Ranked {
-  database: DatabaseOutcome;
-  table: TableOutcome;
-  row: RankedRow;
-  /** A row found by the semantic engine only: its cosine similarity and the text columns it was embedded from. */
-  semantic?: { score: number; textColumns: string[] };
-}
+type Candidate = Ranked & { plan: DatabasePlan } & (
+  | { kind: 'index'; hit: IndexHit; source: IndexedSource; detail?: HitDetail }
+  | { kind: 'live'; outcome: LiveOutcome; table: TableOutcome; row: RankedRow }
+);
 
-/** A database's search targets for the semantic modes (the full-text selection rules), or why it has none. */
-interface SemanticTargets {
-  outcome: DatabaseOutcome;
-  /** By table name as results name it (`schema.table` outside PostgreSQL's public). */
-  targets: Map<string, { target: SearchTarget; textColumns: string[] }>;
+interface Answer {
+  page: Array<{ item: Candidate; score: number }>;
+  total: number;
+  totalIsEstimate: boolean;
+  approximate: boolean;
 }
 
 function invalid(path: string, message: string): AppError {
   return new AppError('VALIDATION_ERROR', `The request is invalid: body${path} ${message}.`, { errors: [{ location: 'body', path, message }] });
 }
 
-class DeadlineError extends Error {}
-
-function beforeDeadline<T>(promise: Promise<T>, deadline: number, now: () => number): Promise<T> {
-  const remaining = deadline - now();
-  if (remaining <= 0) return Promise.reject(new DeadlineError());
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineError()), remaining);
-    promise.then(
-      (value) => { clearTimeout(timer); resolve(value); },
-      (error: unknown) => { clearTimeout(timer); reject(error); },
-    );
-  });
+/** A table named by the request's `tables` filter: its bare name or `schema.table`. */
+function selected(table: TableSchema, names: string[] | null | undefined): boolean {
+  if (!names || names.length === 0) return true;
+  return names.includes(table.name) || (table.schema !== null && table.schema !== undefined && names.includes(`${table.schema}.${table.name}`));
 }
-
-/** `schema.table` outside PostgreSQL's public, else the bare name (as the semantic index names tables too). */
-const targetName = ({ schema, table }: Pick<SearchTarget, 'schema' | 'table'>): string =>
-  schema && schema !== 'public' ? `${schema}.${table}` : table;
-
-/**
- * A semantic hit's snippet and matched columns: the row's text, HTML-escaped and cut, with any of the query's words
- * it happens to contain marked; matchedColumns are the text columns the row was embedded from (those with text).
- */
-function semanticDetail(fields: Record<string, unknown>, textColumns: string[], query: CompiledQuery): HitDetail {
-  const { snippet } = highlightRow(fields, textColumns, query.terms, 'word');
-  return { fields, snippet, matchedColumns: textColumns.filter((c) => (textOf(fields[c]) ?? '').trim() !== '') };
-}
-
-/**
- * A value signed in the idle time while the databases work (a check-phase callback, which runs once the statements
- * are written): the next page's cursor needs only the search and the offset, and its SHA-256 fingerprint and HMAC
- * cost tens of microseconds after the rows are in, when the CPU's caches are cold (profiled under bench:search),
- * against nothing during the wait. `take` returns it, signing at once if the wait was too short.
- */
-function signWhileWaiting(sign: () => string): { take: () => string } {
-  let value: string | undefined;
-  const early = setImmediate(() => (value ??= sign()));
-  return {
-    take: () => {
-      clearImmediate(early);
-      return (value ??= sign());
-    },
-  };
-}
-
-const keyText = (values: unknown[]): string => values.map((v) => String(plainValue(v))).join(',');
-
-/** Table and column selections whose targets are remembered per schema (SearchService.targetsOf). */
-const MAX_SELECTIONS = 100;
-
-/** How long a named connection's record is reused without reading the store (a change drops it at once). */
-export const RECORD_TTL_MS = 5_000;
 
 export class SearchService {
-  private readonly schemas = new TtlCache<SearchSchema>(SCHEMA_TTL_MS);
-  private readonly records = new TtlCache<DatabaseConnectionRecord>(RECORD_TTL_MS, 10_000);
-  private readonly targets = new WeakMap<SearchSchema, Map<string, SearchTarget[]>>();
   private readonly now: () => number;
+  private readonly live: LiveSearch;
 
   constructor(private readonly deps: SearchDeps) {
     this.now = deps.now ?? Date.now;
+    this.live = new LiveSearch({ databases: deps.databases, onError: deps.onError, now: this.now, timeoutMs: deps.timeoutMs });
   }
 
   /** searchDatabases */
   async search(caller: KeyCaller, request: SearchRequest): Promise<SearchData> {
     const started = this.now();
     const mode = request.searchMode ?? 'natural';
-    // Hybrid's full-text half reads the query as natural mode does; semantic mode only embeds it.
+    // Hybrid's text half reads the query as natural mode does; semantic mode only embeds it.
     const { query, excludedOnly } = compileQuery(request.query, mode === 'boolean' ? 'boolean' : 'natural');
     if (query.text === '') throw invalid('/query', 'must contain a word');
     if (excludedOnly && mode !== 'semantic') throw invalid('/query', 'needs at least one word that is not excluded (-word): nothing can match only exclusions');
     const limit = request.limit ?? DEFAULT_LIMIT;
+    const semanticRatio = request.semanticRatio ?? DEFAULT_SEMANTIC_RATIO;
     const records = await this.selectConnections(caller, request.databases ?? []);
-    const filters: TargetFilters = { tables: request.tables, columns: request.columns };
-    // Worked out when first needed: before the queries only to check a cursor or key the cache, else while they run.
-    let print: string | undefined;
-    const fingerprint = () => (print ??= searchFingerprint({
-      u: caller.user.id, e: caller.key.environment, q: query.text, m: mode,
+    const fingerprint = searchFingerprint({
+      u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
       d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
-    }));
-    const offset = request.cursor !== undefined ? this.cursorOffset(request.cursor, fingerprint()) : (request.offset ?? 0);
+    });
+    const offset = request.cursor !== undefined ? this.cursorOffset(request.cursor, fingerprint) : (request.offset ?? 0);
     if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
-    if (mode === 'semantic' || mode === 'hybrid') {
-      return this.searchByMeaning(caller, request, { mode, query, limit, offset, records, filters, fingerprint: fingerprint(), started });
-    }
+    const top = offset + limit;
 
-    const cache = this.deps.cache;
-    // null when results are not cached (SEARCH_CACHE_TTL_MS=0): no key to hash, no page to serialise.
-    const cacheKey = cache.enabled
-      ? createHash('sha256').update(JSON.stringify({ fingerprint: fingerprint(), offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
+    // Semantic and hybrid answers are never cached: each counts an AI request.
+    const cacheKey = this.deps.cache.enabled && (mode === 'natural' || mode === 'boolean')
+      ? createHash('sha256').update(JSON.stringify({ fingerprint, offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
       : null;
-    const cached = cacheKey ? await cache.get(cacheKey) : null;
+    const cached = cacheKey ? await this.deps.cache.get(cacheKey) : null;
     if (cached) {
       const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
       const data = { ...entry.data, tookMs: Math.max(0, Math.round(this.now() - started)) };
@@ -195,213 +147,150 @@ export class SearchService {
     }
 
     const deadline = started + this.deps.timeoutMs;
-    const top = offset + limit;
-    const searching = Promise.all(records.map((record) => this.searchDatabase(record, query, filters, { offset, limit, top, databases: records.length }, deadline)));
-    // Only a page ending within MAX_OFFSET has a next cursor (pageData), so only then is one signed in advance.
-    const signNext = () => encodeCursor(this.deps.cursorSecret, fingerprint(), top);
-    const nextCursor = top <= MAX_OFFSET ? signWhileWaiting(signNext).take : signNext;
-    const outcomes = await searching;
-    const lists = outcomes.flatMap((database) => database.tables.map((table) =>
-      table.ranking.rows.map((row, i): Candidate => ({ id: this.resultId(database.record, table, row), rank: i + 1, database, table, row }))));
-    const page = fuse(lists).slice(offset, offset + limit);
-    await this.fillDetails(page.map((p) => p.item), deadline);
+    const plans = await this.plan(records, request, mode);
+    const sources = plans.flatMap((p) => p.sources);
+    const notSemantic = plans.flatMap((p) => p.notSemantic);
+    const semanticSources = sources.filter((s) => s.semanticReady);
+    if (mode === 'semantic' && semanticSources.length === 0) throw semanticIndexRequired(notSemantic);
+    const vector = mode !== 'natural' && mode !== 'boolean' && semanticSources.length > 0 ? await this.deps.embedQuery(caller, query.text) : null;
 
-    const total = outcomes.reduce((sum, o) => sum + o.tables.reduce((s, t) => s + t.ranking.total, 0), 0);
-    const data = this.pageData({
-      request, mode, page, total, offset, limit, nextCursor, started, outcomes,
-      totalIsEstimate: outcomes.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate)),
-    });
-    const tables = [...new Set(outcomes.flatMap((o) => o.tables.map((t) => this.tableName(t))))];
-    const failed = outcomes.filter((o) => o.status !== 'ok').length;
-    if (failed === 0 && cacheKey) await cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
-    this.record(caller, data, records, tables, failed === 0 ? 'ok' : failed === outcomes.length ? 'error' : 'partial');
-    return data;
-  }
-
-  /**
-   * searchMode semantic and hybrid. Tables are chosen by the full-text rules (environment, ownership, `tables`,
-   * `columns`); the semantic engine ranks the indexed rows of those tables by cosine similarity and the rows' fields
-   * are read from the source by primary key. `semantic` pages the engine's ranking (score: the cosine similarity);
-   * `hybrid` fuses the engine's top (offset + limit) with every table's full-text ranking by reciprocal rank fusion
-   * (score: the fused score), so tables without a semantic index still contribute their full-text ranking.
-   *
-   * Never cached: every such search counts an AI request, and a finished index job changes the answer at once.
-   */
-  private async searchByMeaning(
-    caller: KeyCaller,
-    request: SearchRequest,
-    ctx: {
-      mode: 'semantic' | 'hybrid';
-      query: CompiledQuery;
-      limit: number;
-      offset: number;
-      records: DatabaseConnectionRecord[];
-      filters: TargetFilters;
-      fingerprint: string;
-      started: number;
-    },
-  ): Promise<SearchData> {
-    const { mode, query, limit, offset, records, filters, fingerprint, started } = ctx;
-    const deadline = started + this.deps.timeoutMs;
-    const top = offset + limit;
-    const selections = await Promise.all(records.map((record) => this.semanticTargets(record, filters, deadline)));
-    const reachable = selections.filter((s) => s.targets.size > 0);
-    const names = [...new Set(reachable.flatMap((s) => [...s.targets.keys()]))];
-    const entryOf = (databaseId: string, table: string) => {
-      const selection = selections.find((s) => s.outcome.record.id === databaseId);
-      const entry = selection?.targets.get(table);
-      return selection && entry ? { selection, entry } : null;
-    };
-
-    const fullText = mode === 'hybrid'
-      ? Promise.all(records.map((record) => this.searchDatabase(record, query, filters, { offset, limit, top, databases: records.length + 1 }, deadline)))
-      : Promise.resolve(null);
-    const engine: SemanticSearchResult = reachable.length === 0
-      ? { hits: [], total: 0, searchedTables: [], notIndexed: [], providerId: '', matchesByDatabase: {} }
-      : await this.deps.semantic({
-        caller,
-        connections: reachable.map((s) => s.outcome.record),
-        tables: names,
-        query: query.text,
-        limit: mode === 'semantic' ? limit : top,
-        offset: mode === 'semantic' ? offset : 0,
-      }).catch(async (error: unknown) => {
-        await fullText.catch(() => undefined);
-        throw error;
-      });
-    const notIndexed: NotIndexedTable[] = engine.notIndexed.filter((n) => entryOf(n.databaseId, n.table) !== null);
-    const searched = engine.searchedTables.filter((s) => entryOf(s.databaseId, s.table) !== null);
-    if (mode === 'semantic' && searched.length === 0 && notIndexed.length > 0) throw semanticIndexRequired(notIndexed);
-
-    const tablesOf = new Map<string, TableOutcome>();
-    const semanticList: Candidate[] = [];
-    for (const hit of engine.hits) {
-      const found = entryOf(hit.databaseId, hit.table);
-      if (!found) continue;
-      const { selection, entry } = found;
-      const keys = entry.target.keys.map((k) => hit.primaryKey[k.name]);
-      if (keys.some((k) => k === undefined)) continue;
-      const tableKey = `${hit.databaseId}:${hit.table}`;
-      let table = tablesOf.get(tableKey);
-      if (!table) {
-        table = { queries: this.rowReader(entry.target, query, selection.outcome.executor!), ranking: { rows: [], total: 0, totalIsEstimate: false } };
-        tablesOf.set(tableKey, table);
-      }
-      semanticList.push({
-        id: `${hit.databaseId}:${hit.table}:${keyText(keys)}`,
-        rank: semanticList.length + 1 + (mode === 'semantic' ? offset : 0),
-        database: selection.outcome,
-        table,
-        row: { keys, score: hit.score, detail: null },
-        semantic: { score: hit.score, textColumns: entry.textColumns },
-      });
-    }
-
-    const outcomes = (await fullText) ?? selections.map((s) => s.outcome);
-    let page: Array<{ item: Candidate; score: number }>;
-    let total: number;
-    let totalIsEstimate = false;
-    if (mode === 'semantic') {
-      page = semanticList.map((item) => ({ item, score: item.semantic!.score }));
-      total = engine.total;
-    } else {
-      const lists = outcomes.flatMap((database) => database.tables.map((table) =>
-        table.ranking.rows.map((row, i): Candidate => ({ id: this.resultId(database.record, table, row), rank: i + 1, database, table, row }))));
-      // Full-text lists first: a row found both ways keeps its full-text highlights.
-      const fused = fuse([...lists, semanticList]);
-      page = fused.slice(offset, offset + limit);
-      const fullTextTotal = outcomes.reduce((sum, o) => sum + o.tables.reduce((s, t) => s + t.ranking.total, 0), 0);
-      const complete = outcomes.every((o) => o.tables.every((t) => t.ranking.rows.length >= t.ranking.total)) && engine.hits.length >= engine.total;
-      // Both rankings complete: the fused list is every match once. Otherwise rows found both ways count twice.
-      total = complete ? fused.length : fullTextTotal + engine.total;
-      totalIsEstimate = !complete || outcomes.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate));
-    }
-    await this.fillDetails(page.map((p) => p.item), deadline);
-    for (const { item } of page) {
-      if (item.semantic && item.row.detail) item.row.detail = semanticDetail(item.row.detail.fields, item.semantic.textColumns, query);
-    }
-
-    const semanticMatches = engine.matchesByDatabase;
-    const data: SearchData = {
-      ...this.pageData({
-        request, mode, page, total, totalIsEstimate, offset, limit, started, outcomes,
-        nextCursor: () => encodeCursor(this.deps.cursorSecret, fingerprint, top),
-        databaseTookMs: (o) => (mode === 'semantic' && o.status === 'ok' ? Math.max(0, Math.round(this.now() - started)) : o.tookMs),
-        extraMatches: (o) => semanticMatches[o.record.id] ?? 0,
+    const space = spaceName(caller.user.id, caller.key.environment);
+    const livePlans = mode === 'semantic' ? [] : plans.filter((p) => p.searchLive);
+    const indexStarted = this.now();
+    const [indexed, liveOutcomes] = await Promise.all([
+      searchIndex(this.deps.index.store, {
+        space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query.root), vector, window: top, semanticRatio,
       }),
-      semanticUnindexedTables: notIndexed.map(({ databaseId, table, reason, message }) => ({ databaseId, table, reason, message })),
-    };
-    const tables = mode === 'semantic'
-      ? [...new Set(searched.map((s) => s.table))]
-      : [...new Set([...outcomes.flatMap((o) => o.tables.map((t) => this.tableName(t))), ...searched.map((s) => s.table)])];
-    const failed = outcomes.filter((o) => o.status !== 'ok').length;
-    this.record(caller, data, records, tables, failed === 0 ? 'ok' : failed === outcomes.length ? 'error' : 'partial');
+      Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
+        offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
+      }, deadline))),
+    ]);
+    const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
+
+    const answer = this.merge(plans, sources, indexed, liveOutcomes, offset, limit);
+    await this.fillDetails(answer.page.map((p) => p.item), space, sources, query, deadline);
+
+    const data = this.pageData({
+      request, mode, answer, offset, limit, started, plans, liveOutcomes, indexed, indexTookMs, notSemantic,
+      nextCursor: () => encodeCursor(this.deps.cursorSecret, fingerprint, top),
+    });
+    const tables = [...new Set([
+      ...sources.map((s) => s.tableName),
+      ...liveOutcomes.flatMap((o) => o.tables.map((t) => targetName(t.queries.target))),
+    ])];
+    const failed = liveOutcomes.filter((o) => o.status !== 'ok').length;
+    const status = failed === 0 ? 'ok' : failed === plans.length ? 'error' : 'partial';
+    if (status === 'ok' && cacheKey) await this.deps.cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
+    this.record(caller, data, records, tables, status);
     return data;
   }
 
-  /** The tables of one database the request selects (chooseTargets), each with the text columns indexing embeds. */
-  private async semanticTargets(record: DatabaseConnectionRecord, filters: TargetFilters, deadline: number): Promise<SemanticTargets> {
-    const started = this.now();
-    const outcome: DatabaseOutcome = { record, executor: null, status: 'ok', error: null, tookMs: 0, tables: [] };
-    const targets: SemanticTargets['targets'] = new Map();
-    try {
-      const { executor, schema } = await this.schemaOf(record, deadline);
-      outcome.executor = executor;
-      for (const target of chooseTargets(schema, filters)) {
-        const table = schema.tables.find((t) => t.name === target.table && (t.schema ?? null) === target.schema);
-        targets.set(targetName(target), { target, textColumns: table?.textColumns ?? target.searchColumns });
-      }
-    } catch (error) {
-      Object.assign(outcome, this.failure(error));
-    }
-    outcome.tookMs = Math.max(0, Math.round(this.now() - started));
-    return { outcome, targets };
-  }
-
-  /** Reads rows by primary key (the page-row fetch of the fallback builder; its ranking statement is never run). */
-  private rowReader(target: SearchTarget, query: CompiledQuery, executor: SqlExecutor): TableQueries {
-    const anyRoot: CompiledQuery = { ...query, root: query.root ?? { kind: 'term', word: query.text, prefix: false } };
-    return createLikeQueries(target, anyRoot, executor)!;
-  }
-
-  /**
-   * chooseTargets, remembered per cached schema and filters: the same search gets the same target objects, which is
-   * what lets a table's rank statement be built once (sql-postgres.ts). A new schema (edit, expiry) starts afresh.
-   */
-  private targetsOf(schema: SearchSchema, filters: TargetFilters): SearchTarget[] {
-    let bySelection = this.targets.get(schema);
-    if (!bySelection) this.targets.set(schema, (bySelection = new Map()));
-    const selection = JSON.stringify([filters.tables ?? null, filters.columns ?? null]);
-    let targets = bySelection.get(selection);
-    if (!targets) {
-      if (bySelection.size >= MAX_SELECTIONS) bySelection.clear();
-      targets = chooseTargets(schema, filters);
-      bySelection.set(selection, targets);
-    }
-    return targets;
-  }
-
-  /** A connection changed or went: its schema and every cached page that read it are stale. */
+  /** A connection changed or went (or its index was synced): its schema and every cached page that read it are stale. */
   forget(databaseId: string): void {
-    this.records.forget(databaseId);
-    this.schemas.forget(databaseId);
+    this.live.forget(databaseId);
     this.deps.cache.forgetDatabase(databaseId).catch((error: unknown) => this.deps.onError(error));
   }
 
-  /** A connection's pooled executor and its search schema (discovered on first use, then cached). */
-  async schemaOf(record: DatabaseConnectionRecord, deadline: number): Promise<{ executor: SqlExecutor; schema: SearchSchema }> {
-    const executor = await beforeDeadline(this.deps.databases.executorFor(record), deadline, this.now);
-    const stamp = `${record.updatedAt.getTime()}`;
-    const schema = await beforeDeadline(
-      this.schemas.get(record.id, stamp, () => loadSearchSchema(executor, record.tables, Math.max(1, deadline - this.now()))),
-      deadline,
-      this.now,
-    );
-    return { executor, schema };
+  /** A connection's pooled executor and live search schema (suggestions sample words through it). */
+  schemaOf(record: DatabaseConnectionRecord, deadline: number) {
+    return this.live.schemaOf(record, deadline);
   }
 
   close(): Promise<void> {
     return this.deps.cache.close();
+  }
+
+  /**
+   * Which selected tables of each database the index answers: those with a finished sync, unless the connection's
+   * indexing is off, the caller asked for live results, the search selects columns, or the mode is boolean (the
+   * index matches words, not phrases or prefixes). The rest are searched live.
+   */
+  private async plan(records: DatabaseConnectionRecord[], request: SearchRequest, mode: SearchData['searchMode']): Promise<DatabasePlan[]> {
+    const { tables: indexed, liveJobs } = await this.deps.index.indexedTables(records.map((r) => r.id));
+    return Promise.all(records.map(async (record): Promise<DatabasePlan> => {
+      const plan: DatabasePlan = { record, sources: [], live: [], indexedNames: new Set(), indexedAt: null, searchLive: false, notSemantic: [] };
+      let schema: TableSchema[];
+      try {
+        schema = await this.deps.databases.tablesOf(record);
+      } catch {
+        plan.searchLive = true; // unknown tables: the live search reports why the database cannot be read
+        return plan;
+      }
+      const columnsSelected = (request.columns?.length ?? 0) > 0;
+      const everyTable: LiveReason | null = !record.indexEnabled ? 'indexing_off'
+        : request.live ? 'live_requested'
+          : columnsSelected ? 'columns_selected'
+            : mode === 'boolean' ? 'boolean_mode' : null;
+      for (const table of contentTables(schema).filter((t) => selected(t, request.tables))) {
+        const name = tableId(table);
+        const entry = indexed.find((t) => t.connectionId === record.id && t.tableName === name);
+        const running = liveJobs.some((j) => j.connectionId === record.id && j.tableName === name);
+        plan.notSemantic.push(...this.semanticGap(record, name, entry, running));
+        if (everyTable === null && entry?.syncedAt) {
+          plan.sources.push({
+            src: entry.id, connectionId: record.id, tableName: name,
+            keyColumns: entry.keyColumns ?? table.primaryKey, textColumns: entry.textColumns ?? table.textColumns,
+            semanticReady: entry.semantic && entry.vectorModel === this.deps.index.providerId,
+          });
+          plan.indexedNames.add(name);
+          const asOf = entry.syncStartedAt ?? entry.syncedAt;
+          if (!plan.indexedAt || asOf < plan.indexedAt) plan.indexedAt = asOf;
+        } else {
+          plan.live.push({ table: name, reason: everyTable ?? (indexableProblem(table) ? 'not_indexable' : 'not_synced_yet') });
+        }
+      }
+      plan.searchLive = plan.live.length > 0;
+      return plan;
+    }));
+  }
+
+  /** Why a selected table is not in the semantic ranking, or nothing when it is. */
+  private semanticGap(record: DatabaseConnectionRecord, table: string, entry: IndexTableRecord | undefined, syncing: boolean): NotSemantic[] {
+    const turnOn = `Turn semantic search on for it: PATCH /api/v1/databases/${record.id}/index/tables/${encodeURIComponent(table)} with {"semantic": true}.`;
+    if (!entry?.semantic) return [{ databaseId: record.id, table, reason: 'never_indexed', message: `This table is not searched by meaning. ${turnOn}` }];
+    if (entry.syncedAt && entry.vectorModel === this.deps.index.providerId) return [];
+    if (syncing) return [{ databaseId: record.id, table, reason: 'indexing', message: 'The table is being synced with embeddings; it is searched by meaning once the sync finishes.' }];
+    if (entry.vectorModel && entry.vectorModel !== this.deps.index.providerId) {
+      return [{ databaseId: record.id, table, reason: 'model_changed', message: 'The table was embedded with another model; sync it again (POST .../index/sync).' }];
+    }
+    return [{ databaseId: record.id, table, reason: 'never_indexed', message: 'The table has no finished sync yet; sync it (POST .../index/sync).' }];
+  }
+
+  /**
+   * One ranking: the index's alone when no table is searched live (scores are comparable inside it); otherwise the
+   * index's ranking and every live table's ranking merged by reciprocal rank fusion, which is approximate.
+   */
+  private merge(plans: DatabasePlan[], sources: IndexedSource[], indexed: IndexSearchResult, live: LiveOutcome[], offset: number, limit: number): Answer {
+    const planOf = new Map(plans.map((p) => [p.record.id, p]));
+    const sourceOf = new Map(sources.map((s) => [s.src, s]));
+    const indexList: Candidate[] = indexed.hits.map((hit, i) => {
+      const source = sourceOf.get(hit.src)!;
+      return { kind: 'index', id: `i:${hit.rid}`, rank: i + 1, hit, source, plan: planOf.get(source.connectionId)! };
+    });
+    const liveLists: Candidate[][] = live.flatMap((outcome) => outcome.tables.map((table) => table.ranking.rows.map((row, i): Candidate => ({
+      kind: 'live', id: `${outcome.record.id}:${targetName(table.queries.target)}:${keyText(row.keys)}`, rank: i + 1,
+      outcome, table, row, plan: planOf.get(outcome.record.id)!,
+    }))));
+    const liveTotal = live.reduce((sum, o) => sum + o.tables.reduce((s, t) => s + t.ranking.total, 0), 0);
+    const liveEstimate = live.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate));
+    const total = indexed.total + liveTotal;
+    const totalIsEstimate = indexed.totalIsEstimate || liveEstimate;
+    if (liveLists.length === 0) {
+      return { page: indexList.slice(offset, offset + limit).map((item) => ({ item, score: item.kind === 'index' ? item.hit.score : 0 })), total, totalIsEstimate, approximate: false };
+    }
+    const fused = fuse(indexList.length > 0 ? [indexList, ...liveLists] : liveLists);
+    return { page: fused.slice(offset, offset + limit), total, totalIsEstimate, approximate: indexList.length > 0 || liveLists.length > 1 };
+  }
+
+  /** Fields and snippets of the page: index rows from the index, live rows from their databases where missing. */
+  private async fillDetails(page: Candidate[], space: string, sources: IndexedSource[], query: CompiledQuery, deadline: number): Promise<void> {
+    const fromIndex = page.filter((c): c is Extract<Candidate, { kind: 'index' }> => c.kind === 'index');
+    const fromLive = page.filter((c): c is Extract<Candidate, { kind: 'live' }> => c.kind === 'live');
+    const [details] = await Promise.all([
+      hitDetails(this.deps.index.store, space, fromIndex.map((c) => c.hit), sources, queryStems(indexTextQuery(query.root).words)),
+      this.live.fillDetails(fromLive.map((c) => ({ database: c.outcome, table: c.table, row: c.row })), deadline),
+    ]);
+    for (const candidate of fromIndex) candidate.detail = details.get(candidate.hit.rid);
   }
 
   /** The named connections (404 unknown or another user's, 401 other environment), or all of the key's environment. */
@@ -410,7 +299,7 @@ export class SearchService {
     if (ids.length === 0) return this.deps.connections.listOwned(caller.user.id, environment);
     const records: DatabaseConnectionRecord[] = [];
     for (const id of ids) {
-      const record = await this.ownedRecord(caller.user.id, id);
+      const record = await this.deps.databases.owned(caller.user.id, id);
       if (record.environment !== environment) {
         throw new AppError('KEY_ENVIRONMENT_MISMATCH', `This is a ${environment} key; database ${id} is a ${record.environment} connection.`, {
           databaseId: id, keyEnvironment: environment, databaseEnvironment: record.environment,
@@ -421,148 +310,90 @@ export class SearchService {
     return records;
   }
 
-  /** databases.owned (the same 404 for unknown and foreign ids), remembered for RECORD_TTL_MS. */
-  private async ownedRecord(userId: string, id: string): Promise<DatabaseConnectionRecord> {
-    const record = await this.records.get(id, userId, () => this.deps.databases.owned(userId, id));
-    return record.userId === userId ? record : this.deps.databases.owned(userId, id);
-  }
-
   private cursorOffset(cursor: string, fingerprint: string): number {
     const offset = decodeCursor(this.deps.cursorSecret, fingerprint, cursor, MAX_OFFSET);
     if (offset === null) throw invalid('/cursor', 'is not a nextCursor of this search (it was changed, or belongs to another query or caller)');
     return offset;
   }
 
-  private async searchDatabase(
-    record: DatabaseConnectionRecord,
-    query: CompiledQuery,
-    filters: TargetFilters,
-    page: { offset: number; limit: number; top: number; databases: number },
-    deadline: number,
-  ): Promise<DatabaseOutcome> {
-    const started = this.now();
-    const outcome: DatabaseOutcome = { record, executor: null, status: 'ok', error: null, tookMs: 0, tables: [] };
-    try {
-      const { executor, schema } = await this.schemaOf(record, deadline);
-      outcome.executor = executor;
-      const builders = this.targetsOf(schema, filters).flatMap((target) => tableQueries(target, query, executor) ?? []);
-      // Which rows may land on the page (rrf.ts); rows outside get their snippet later if they do.
-      const lists = builders.length + page.databases - 1;
-      const from = firstPossiblePosition(page.offset, lists);
-      const window = { from, to: Math.min(page.top, from + 2 * page.limit) };
-      const settled = await Promise.allSettled(builders.map(async (queries) => {
-        const statement = queries.rank(page.top, queries.inlineDetails ? window : { from: 0, to: 0 });
-        const rows = await beforeDeadline(
-          executor.query(statement.sql, statement.params, { timeoutMs: Math.max(1, deadline - this.now()) }),
-          deadline,
-          this.now,
-        );
-        return { queries, ranking: queries.decodeRanking(rows, window) };
-      }));
-      for (const result of settled) {
-        if (result.status === 'fulfilled') outcome.tables.push(result.value);
-        else if (outcome.status === 'ok') Object.assign(outcome, this.failure(result.reason));
-      }
-    } catch (error) {
-      Object.assign(outcome, this.failure(error));
-    }
-    outcome.tookMs = Math.max(0, Math.round(this.now() - started));
-    return outcome;
-  }
-
-  /** A database's failure in words safe to show: timeouts apart, connector codes as they are, bugs hidden. */
-  private failure(error: unknown): Pick<DatabaseOutcome, 'status' | 'error'> {
-    const seconds = `${Math.round(this.deps.timeoutMs / 100) / 10} s`;
-    if (error instanceof DeadlineError || (isConnectorError(error) && error.code === 'DATABASE_TIMEOUT')) {
-      return { status: 'timeout', error: { code: 'DATABASE_TIMEOUT', message: `The database did not answer within the search time limit (${seconds}).` } };
-    }
-    if (isConnectorError(error)) return { status: 'error', error: error.toSafeError() };
-    if (error instanceof AppError) return { status: 'error', error: { code: error.code, message: error.message } };
-    this.deps.onError(error);
-    return { status: 'error', error: { code: 'INTERNAL_ERROR', message: 'The search of this database failed.' } };
-  }
-
-  /** Snippets and fields of page rows the rank statements left without (deep pages over several tables, FTS5). */
-  private async fillDetails(page: Candidate[], deadline: number): Promise<void> {
-    const missing = new Map<TableOutcome, Candidate[]>();
-    for (const candidate of page.filter((c) => c.row.detail === null)) {
-      missing.set(candidate.table, [...(missing.get(candidate.table) ?? []), candidate]);
-    }
-    await Promise.all([...missing].map(async ([table, candidates]) => {
-      const executor = candidates[0]!.database.executor!;
-      const statement = table.queries.details(candidates.map((c) => c.row.keys));
-      try {
-        const budget = Math.max(500, deadline - this.now());
-        const rows = await beforeDeadline(executor.query(statement.sql, statement.params, { timeoutMs: budget }), this.now() + budget, this.now);
-        const byKey = new Map(table.queries.decodeDetails(rows).map((d) => [keyText(d.keys), d.detail]));
-        for (const candidate of candidates) candidate.row.detail = byKey.get(keyText(candidate.row.keys)) ?? null;
-      } catch (error) {
-        if (!(error instanceof DeadlineError) && !isConnectorError(error)) this.deps.onError(error);
-      }
-    }));
-  }
-
-  private tableName(table: TableOutcome): string {
-    return targetName(table.queries.target);
-  }
-
-  private resultId(record: DatabaseConnectionRecord, table: TableOutcome, row: RankedRow): string {
-    return `${record.id}:${this.tableName(table)}:${keyText(row.keys)}`;
-  }
-
-  /** The response page shared by every mode: results, totals, paging and each database's status. */
+  /** The response page: results, totals, paging, each database's status and how its tables were searched. */
   private pageData(p: {
-    request: { query: string };
+    request: SearchRequest;
     mode: SearchData['searchMode'];
-    page: Array<{ item: Candidate; score: number }>;
-    total: number;
-    totalIsEstimate: boolean;
+    answer: Answer;
     offset: number;
     limit: number;
-    /** The cursor of the page after this one (asked only when there is one). */
     nextCursor: () => string;
     started: number;
-    outcomes: DatabaseOutcome[];
-    databaseTookMs?: (outcome: DatabaseOutcome) => number;
-    extraMatches?: (outcome: DatabaseOutcome) => number;
+    plans: DatabasePlan[];
+    liveOutcomes: LiveOutcome[];
+    indexed: IndexSearchResult;
+    indexTookMs: number;
+    notSemantic: NotSemantic[];
   }): SearchData {
-    const { page, total, offset, limit } = p;
-    const hasMore = offset + page.length < total;
-    return {
+    const { answer, offset, limit } = p;
+    const hasMore = offset + answer.page.length < answer.total;
+    const outcomeOf = new Map(p.liveOutcomes.map((o) => [o.record.id, o]));
+    const results = answer.page.flatMap(({ item, score }, i) => this.result(item, score, offset + i + 1) ?? []);
+    const data: SearchData = {
       query: p.request.query,
       searchMode: p.mode,
-      results: page.map(({ item, score }, i) => this.result(item, score, offset + i + 1)),
-      total,
-      totalIsEstimate: p.totalIsEstimate,
+      results,
+      total: answer.total,
+      totalIsEstimate: answer.totalIsEstimate,
+      approximate: answer.approximate || p.liveOutcomes.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate)),
       limit,
       offset,
       hasMore,
       nextCursor: hasMore && offset + limit <= MAX_OFFSET ? p.nextCursor() : null,
       tookMs: Math.max(0, Math.round(this.now() - p.started)),
-      databases: p.outcomes.map((o) => ({
-        databaseId: o.record.id,
-        databaseName: o.record.name,
-        engine: o.record.engine,
-        status: o.status,
-        tookMs: p.databaseTookMs ? p.databaseTookMs(o) : o.tookMs,
-        matches: o.tables.reduce((s, t) => s + t.ranking.total, 0) + (p.extraMatches ? p.extraMatches(o) : 0),
-        error: o.error,
-      })),
-      unindexedTables: p.outcomes.flatMap((o) => o.tables.filter((t) => t.queries.target.index === null)
-        .map((t) => ({ databaseId: o.record.id, table: this.tableName(t) }))),
+      databases: p.plans.map((plan) => {
+        const outcome = outcomeOf.get(plan.record.id);
+        const fromIndex = plan.sources.length > 0;
+        const liveMatches = outcome?.tables.reduce((s, t) => s + t.ranking.total, 0) ?? 0;
+        return {
+          databaseId: plan.record.id,
+          databaseName: plan.record.name,
+          engine: plan.record.engine,
+          status: outcome?.status ?? 'ok',
+          tookMs: Math.max(outcome?.tookMs ?? 0, fromIndex ? p.indexTookMs : 0),
+          matches: (p.indexed.matchesByConnection.get(plan.record.id) ?? 0) + liveMatches,
+          error: outcome?.error ?? null,
+          source: fromIndex && outcome ? 'mixed' : fromIndex ? 'index' : 'live',
+          indexedAt: plan.indexedAt?.toISOString() ?? null,
+          approximate: Boolean(outcome) && (answer.approximate || (outcome?.tables.some((t) => t.ranking.totalIsEstimate) ?? false)),
+        };
+      }),
+      unindexedTables: p.liveOutcomes.flatMap((o) => o.tables.filter((t) => t.queries.target.index === null)
+        .map((t) => ({ databaseId: o.record.id, table: targetName(t.queries.target) }))),
+      liveTables: p.mode === 'semantic' ? [] : p.plans.flatMap((plan) => plan.live.map((t) => ({ databaseId: plan.record.id, ...t }))),
     };
+    if (p.mode === 'semantic' || p.mode === 'hybrid') data.semanticUnindexedTables = p.notSemantic;
+    return data;
   }
 
-  private result(candidate: Candidate, score: number, rank: number): SearchResult {
-    const { database, table, row } = candidate;
-    const primaryKey = Object.fromEntries(table.queries.target.keys.map((k, i) => [k.name, plainValue(row.keys[i])]));
-    const detail: HitDetail = row.detail ?? { fields: { ...primaryKey }, snippet: '', matchedColumns: [] };
+  /** A page row as a result; an index row whose stored copy vanished meanwhile (a sync removed it) is left out. */
+  private result(candidate: Candidate, score: number, rank: number): SearchResult | null {
+    const { record } = candidate.plan;
+    let table: string;
+    let primaryKey: Record<string, unknown>;
+    let detail: LiveDetail | HitDetail;
+    if (candidate.kind === 'index') {
+      if (!candidate.detail) return null;
+      table = candidate.source.tableName;
+      primaryKey = Object.fromEntries(candidate.source.keyColumns.map((c) => [c, candidate.detail!.fields[c] ?? candidate.detail!.primaryKey[c] ?? null]));
+      detail = candidate.detail;
+    } else {
+      table = targetName(candidate.table.queries.target);
+      primaryKey = Object.fromEntries(candidate.table.queries.target.keys.map((k, i) => [k.name, candidate.row.keys[i] === undefined ? null : candidate.row.keys[i]]));
+      detail = candidate.row.detail ?? { fields: { ...primaryKey }, snippet: '', matchedColumns: [] };
+    }
     return {
-      id: candidate.id,
-      databaseId: database.record.id,
-      databaseName: database.record.name,
-      table: this.tableName(table),
-      primaryKey,
+      id: `${record.id}:${table}:${keyText(Object.values(primaryKey))}`,
+      databaseId: record.id,
+      databaseName: record.name,
+      table,
+      primaryKey: Object.fromEntries(Object.entries(primaryKey).map(([k, v]) => [k, plainKey(v)])),
       rank,
       score: Math.round(score * 1e8) / 1e8,
       snippet: detail.snippet,
@@ -571,13 +402,7 @@ export class SearchService {
     };
   }
 
-  private record(
-    caller: KeyCaller,
-    data: SearchData,
-    records: DatabaseConnectionRecord[],
-    tables: string[],
-    status: 'ok' | 'partial' | 'error',
-  ): void {
+  private record(caller: KeyCaller, data: SearchData, records: DatabaseConnectionRecord[], tables: string[], status: 'ok' | 'partial' | 'error'): void {
     this.deps.recorder.record({
       userId: caller.user.id,
       keyId: caller.key.id,
@@ -593,4 +418,24 @@ export class SearchService {
       createdAt: new Date(this.now()),
     });
   }
+}
+
+/** A key value as JSON carries it (the live path's engines return dates, big integers and bytes). */
+function plainKey(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return value;
+}
+
+/** 409 SEMANTIC_INDEX_REQUIRED: a semantic search none of whose selected tables is searched by meaning yet. */
+export function semanticIndexRequired(notIndexed: NotSemantic[]): AppError {
+  const names = notIndexed.slice(0, 5).map((t) => t.table).join(', ');
+  return new AppError(
+    'SEMANTIC_INDEX_REQUIRED',
+    notIndexed.length === 0
+      ? 'No table of the selected databases is searched by meaning. Turn semantic search on for a table: PATCH /api/v1/databases/{databaseId}/index/tables/{table} with {"semantic": true}.'
+      : `No selected table is searched by meaning yet (${names}${notIndexed.length > 5 ? ', ...' : ''}). Turn semantic search on for them (PATCH /api/v1/databases/{databaseId}/index/tables/{table}), or search in natural mode.`,
+    { notIndexed },
+  );
 }

@@ -1,7 +1,6 @@
 /** The real local model on its worker thread (loaded once for this file; about a second). */
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCAL_PROVIDER_ID, LocalEmbeddingProvider } from '../../../src/semantic/index.js';
-import { dotRow } from '../../../src/semantic/vectors.js';
+import { LOCAL_PROVIDER_ID, LocalEmbeddingProvider } from '../../../src/embeddings/index.js';
 
 /** Real store, real model or worker thread: allow for a loaded machine (the projects' default is 5 s). */
 const SLOW = 30_000;
@@ -9,7 +8,8 @@ const SLOW = 30_000;
 const provider = new LocalEmbeddingProvider({ chunkSize: 4 });
 afterAll(() => provider.close());
 
-const cosine = (a: Float32Array, b: Float32Array) => dotRow(a, b, 0);
+/** Unit vectors: the dot product is the cosine. */
+const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
 describe('LocalEmbeddingProvider', () => {
   it('when texts are embedded, then each gets a 512-dimensional unit vector, and paraphrases are closer than unrelated text', async () => {

@@ -1,19 +1,26 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 
-export type SemanticJobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+export type IndexJobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+/** What queued the job: a new connection, a caller, the connection's schedule, or a change of the table's settings. */
+export type IndexJobTrigger = 'connect' | 'manual' | 'schedule' | 'settings';
 
-/** One run of semantic indexing over a connection's table (issue 7). */
-export class SemanticIndexJobModel extends Model<InferAttributes<SemanticIndexJobModel>, InferCreationAttributes<SemanticIndexJobModel>> {
+/** One sync of a connection's table into the search index (issue 27). */
+export class IndexJobModel extends Model<InferAttributes<IndexJobModel>, InferCreationAttributes<IndexJobModel>> {
   declare id: string;
   declare connectionId: string;
   declare tableName: string;
-  declare status: SemanticJobStatus;
-  /** Embedding provider and model the job embeds with, e.g. `local:universal-sentence-encoder-lite@0.2.0`. */
-  declare providerId: string;
-  /** Most rows of the table this job indexes (the owner's tier, by primary key order). */
+  /** The search space the job writes (space-name of the connection's user and environment). */
+  declare space: string;
+  declare trigger: IndexJobTrigger;
+  declare status: IndexJobStatus;
+  /** Whether rows are embedded for semantic search, and with which model. */
+  declare semantic: CreationOptional<boolean>;
+  declare providerId: CreationOptional<string | null>;
+  /** Most rows of the table this job indexes (the owner's plan), in primary key order. */
   declare rowLimit: number;
   declare rowsTotal: CreationOptional<number | null>;
   declare rowsDone: CreationOptional<number>;
+  declare rowsWritten: CreationOptional<number>;
   declare rowsEmbedded: CreationOptional<number>;
   declare rowsSkipped: CreationOptional<number>;
   declare rowsDeleted: CreationOptional<number>;
@@ -30,16 +37,20 @@ export class SemanticIndexJobModel extends Model<InferAttributes<SemanticIndexJo
   declare updatedAt: CreationOptional<Date>;
 
   static setup(sequelize: Sequelize): void {
-    SemanticIndexJobModel.init(
+    IndexJobModel.init(
       {
         id: { type: DataTypes.STRING(40), primaryKey: true },
         connectionId: { type: DataTypes.STRING(40), allowNull: false },
         tableName: { type: DataTypes.STRING(255), allowNull: false },
+        space: { type: DataTypes.STRING(80), allowNull: false },
+        trigger: { type: DataTypes.STRING(16), allowNull: false },
         status: { type: DataTypes.STRING(16), allowNull: false },
-        providerId: { type: DataTypes.STRING(200), allowNull: false },
+        semantic: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        providerId: { type: DataTypes.STRING(200), allowNull: true },
         rowLimit: { type: DataTypes.INTEGER, allowNull: false },
         rowsTotal: { type: DataTypes.INTEGER, allowNull: true },
         rowsDone: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        rowsWritten: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         rowsEmbedded: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         rowsSkipped: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         rowsDeleted: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
@@ -54,7 +65,7 @@ export class SemanticIndexJobModel extends Model<InferAttributes<SemanticIndexJo
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },
-      { sequelize, tableName: 'semantic_index_jobs', underscored: true },
+      { sequelize, tableName: 'index_jobs', underscored: true },
     );
   }
 }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddingError, RemoteEmbeddingProvider } from '../../../src/semantic/index.js';
+import { EmbeddingError, RemoteEmbeddingProvider } from '../../../src/embeddings/index.js';
 
 /** A stand-in for an OpenAI-compatible service: answers each request with the next scripted reply. */
 interface Seen {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
-import { createEmbeddingProvider, LOCAL_PROVIDER_ID, LocalEmbeddingProvider, RemoteEmbeddingProvider } from '../../../src/semantic/index.js';
+import { createEmbeddingProvider, LOCAL_PROVIDER_ID, LocalEmbeddingProvider, RemoteEmbeddingProvider } from '../../../src/embeddings/index.js';
 
 const env = (vars: Record<string, string> = {}) => ({ DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-config-')), ...vars });
 

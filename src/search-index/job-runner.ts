@@ -1,34 +1,36 @@
 /**
- * Runs index jobs in the background. The store is the queue: a job is claimed with a conditional update, kept alive
- * by a heartbeat, and claimed again by any process once its heartbeat is stale (its process died). A graceful stop
- * hands running jobs back as queued, so the next start resumes them at once from their cursor.
+ * Runs index sync jobs in the background (issue 27). The store is the queue: a job is claimed with a conditional
+ * update, kept alive by a heartbeat, and claimed again by any process once its heartbeat is stale (its process
+ * died). At most one job per search space runs anywhere, so one process writes a space at a time. A graceful stop
+ * hands running jobs back as queued, so the next start resumes them from their cursor.
  */
 import { isConnectorError, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { AppError } from '../errors/app-error.js';
+import { newId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../repositories/database-connection-repository.js';
-import type { SemanticIndexJobRecord, SemanticIndexJobRepository } from '../repositories/semantic-index-job-repository.js';
-import type { SemanticVectorRepository } from '../repositories/semantic-vector-repository.js';
-import { runIndexJob, type IndexOutcome } from './indexer.js';
-import { EmbeddingError, type EmbeddingProvider } from './provider.js';
-import { tableId } from './row-text.js';
+import type { IndexJobRecord, IndexJobRepository } from '../repositories/index-job-repository.js';
+import type { IndexTableRecord, IndexTableRepository } from '../repositories/index-table-repository.js';
+import { EmbeddingError, type EmbeddingProvider } from '../embeddings/provider.js';
+import { tableId } from './documents.js';
+import type { IndexStore } from './index-store.js';
+import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
 
 export interface JobRunnerDeps {
-  jobs: SemanticIndexJobRepository;
-  vectors: Pick<SemanticVectorRepository, 'existing' | 'writeBatch' | 'sweep'>;
+  jobs: IndexJobRepository;
+  tables: Pick<IndexTableRepository, 'find' | 'update'>;
+  store: IndexStore;
   provider: EmbeddingProvider;
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
   tablesOf(record: DatabaseConnectionRecord): Promise<TableSchema[]>;
   logger: Pick<Logger, 'error' | 'warn'>;
-  /** Called when a job ends here in any way, so cached vectors of its table are reloaded. */
-  onEnded(connectionId: string, tableName: string): void;
+  /** Called when a table's index changed (a sync finished), so cached answers that read it are dropped. */
+  onSynced(connectionId: string, tableName: string): void;
   now?: () => number;
-  /** Jobs this process runs at once (they share one embedding model). */
+  /** Jobs this process runs at once (each in its own space). */
   maxActive?: number;
-  /** Rows per page (default 64: about 4 s of the local model on long rows, the longest a graceful stop waits). */
-  pageRows?: number;
-  queryTimeoutMs?: number;
+  sync?: Partial<Omit<SyncDeps, 'jobs' | 'now'>>;
   heartbeatMs?: number;
   /** A running job whose heartbeat is older than this belongs to a process that is gone. */
   staleMs?: number;
@@ -37,7 +39,7 @@ export interface JobRunnerDeps {
 }
 
 interface ActiveJob {
-  job: SemanticIndexJobRecord;
+  job: IndexJobRecord;
   abort: AbortController;
   finished: Promise<void>;
 }
@@ -47,10 +49,10 @@ function safeError(error: unknown): { code: string; message: string } {
   if (error instanceof AppError) return { code: error.code, message: error.message };
   if (isConnectorError(error)) return error.toSafeError();
   if (error instanceof EmbeddingError) return { code: 'EMBEDDING_FAILED', message: error.message };
-  return { code: 'INTERNAL_ERROR', message: 'Indexing failed unexpectedly; start it again to resume.' };
+  return { code: 'INTERNAL_ERROR', message: 'The sync failed unexpectedly; start it again to resume.' };
 }
 
-export class SemanticJobRunner {
+export class IndexJobRunner {
   private readonly active = new Map<string, ActiveJob>();
   private readonly now: () => number;
   private timers: NodeJS.Timeout[] = [];
@@ -66,12 +68,12 @@ export class SemanticJobRunner {
   start(): void {
     this.stopping = false;
     const every = (ms: number, fn: () => Promise<void>) => {
-      const timer = setInterval(() => void fn().catch((error) => this.deps.logger.warn({ err: error }, 'semantic index runner')), ms);
+      const timer = setInterval(() => void fn().catch((error) => this.deps.logger.warn({ err: error }, 'index job runner')), ms);
       timer.unref();
       this.timers.push(timer);
     };
     every(this.deps.heartbeatMs ?? 10_000, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
-    every(this.deps.pollMs ?? 15_000, () => this.pump());
+    every(this.deps.pollMs ?? 5_000, () => this.pump());
     void this.pump();
   }
 
@@ -95,7 +97,7 @@ export class SemanticJobRunner {
         }
       } while (this.pumpAgain && !this.stopping);
     })()
-      .catch((error) => this.deps.logger.error({ err: error }, 'claiming semantic index jobs failed'))
+      .catch((error) => this.deps.logger.error({ err: error }, 'claiming index jobs failed'))
       .finally(() => {
         this.pumping = null;
       });
@@ -112,7 +114,7 @@ export class SemanticJobRunner {
     for (const active of this.active.values()) if (active.job.connectionId === connectionId) active.abort.abort();
   }
 
-  /** Resolves when no job runs here (tests and benchmarks). */
+  /** Resolves when no job runs here and none is being claimed (tests and benchmarks). */
   async idle(): Promise<void> {
     while (this.active.size > 0 || this.pumping) {
       await Promise.all([...this.active.values()].map((active) => active.finished));
@@ -132,13 +134,13 @@ export class SemanticJobRunner {
     await this.deps.jobs.release(running.map((active) => active.job.id));
   }
 
-  private launch(job: SemanticIndexJobRecord): void {
+  private launch(job: IndexJobRecord): void {
     const abort = new AbortController();
     const active: ActiveJob = { job, abort, finished: Promise.resolve() };
     this.active.set(job.id, active);
     active.finished = this.run(job, abort.signal)
       .then((outcome) => {
-        if (outcome !== 'stopped' || !this.stopping) this.deps.onEnded(job.connectionId, job.tableName);
+        if (outcome === 'done') this.deps.onSynced(job.connectionId, job.tableName);
       })
       .finally(() => {
         this.active.delete(job.id);
@@ -146,31 +148,69 @@ export class SemanticJobRunner {
       });
   }
 
-  private async run(job: SemanticIndexJobRecord, signal: AbortSignal): Promise<IndexOutcome | 'failed'> {
+  private async run(job: IndexJobRecord, signal: AbortSignal): Promise<SyncOutcome['status'] | 'failed'> {
     try {
       const record = await this.deps.findConnection(job.connectionId);
-      if (!record) return 'cancelled'; // the connection was deleted: its jobs and vectors went with it
+      if (!record) return 'cancelled'; // the connection was deleted: its jobs and index rows went with it
+      const indexed = await this.deps.tables.find(job.connectionId, job.tableName);
+      if (!indexed) return 'cancelled'; // the table left the index
+      // Whether rows are embedded is the table's setting when the job runs, not when it was queued.
+      if (job.semantic !== indexed.semantic) {
+        Object.assign(job, { semantic: indexed.semantic, providerId: indexed.semantic ? this.deps.provider.id : null });
+        if (!(await this.deps.jobs.progress(job.id, { semantic: job.semantic, providerId: job.providerId }))) return 'cancelled';
+      }
       const table = (await this.deps.tablesOf(record)).find((t) => tableId(t) === job.tableName);
       if (!table) throw new AppError('NOT_FOUND', `The table "${job.tableName}" is no longer in the database's schema.`, { resource: 'table', id: job.tableName });
-      const outcome = await runIndexJob(
+      const outcome = await runSyncJob(
         {
           jobs: this.deps.jobs,
-          vectors: this.deps.vectors,
-          provider: this.deps.provider,
           now: this.now,
-          pageRows: this.deps.pageRows ?? 64,
-          queryTimeoutMs: this.deps.queryTimeoutMs ?? 30_000,
+          pageRows: this.deps.sync?.pageRows ?? 1000,
+          embedPageRows: this.deps.sync?.embedPageRows ?? 64,
+          queryTimeoutMs: this.deps.sync?.queryTimeoutMs ?? 30_000,
+          optimizeEveryRows: this.deps.sync?.optimizeEveryRows ?? 50_000,
         },
-        { job, executor: await this.deps.executorFor(record), table, signal },
+        {
+          job,
+          executor: await this.deps.executorFor(record),
+          table,
+          src: indexed.id,
+          space: await this.deps.store.ensureSpace(job.space),
+          provider: job.semantic ? this.deps.provider : null,
+          signal,
+        },
       );
-      if (outcome === 'done') await this.deps.jobs.pruneEnded(job.connectionId, job.tableName, [job.id]);
-      return outcome;
+      if (outcome.status === 'done') await this.recordSync(indexed, job, table, outcome);
+      return outcome.status;
     } catch (error) {
       if (signal.aborted && this.stopping) return 'stopped';
       const stored = safeError(error);
-      if (stored.code === 'INTERNAL_ERROR') this.deps.logger.error({ err: error, jobId: job.id }, 'semantic index job failed');
+      if (stored.code === 'INTERNAL_ERROR') this.deps.logger.error({ err: error, jobId: job.id }, 'index sync job failed');
       await this.deps.jobs.finish(job.id, 'failed', { error: stored, finishedAt: new Date(this.now()) }).catch(() => undefined);
       return 'failed';
+    }
+  }
+
+  /**
+   * The table is searchable from the index as of the job's start; older jobs of the table are forgotten. Semantic
+   * search turned on while the job ran without it queues the sync that embeds the rows.
+   */
+  private async recordSync(indexed: IndexTableRecord, job: IndexJobRecord, table: TableSchema, outcome: { rows: number; truncated: boolean }): Promise<void> {
+    const now = await this.deps.tables.update(indexed.id, {
+      rows: outcome.rows,
+      truncated: outcome.truncated,
+      keyColumns: table.primaryKey,
+      textColumns: table.textColumns,
+      vectorModel: job.semantic ? this.deps.provider.id : null,
+      syncedAt: new Date(this.now()),
+      syncStartedAt: job.startedAt ?? new Date(this.now()),
+    });
+    await this.deps.jobs.pruneEnded(job.connectionId, job.tableName, [job.id]);
+    if (now?.semantic && !job.semantic) {
+      await this.deps.jobs.createQueued({
+        id: newId('ijob'), connectionId: job.connectionId, tableName: job.tableName, space: job.space, trigger: 'settings',
+        semantic: true, providerId: this.deps.provider.id, rowLimit: job.rowLimit,
+      });
     }
   }
 }

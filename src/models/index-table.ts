@@ -1,0 +1,40 @@
+import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
+
+/** A table of a connection that is in Quarry's search index (issue 27), with its settings and last sync. */
+export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, InferCreationAttributes<IndexTableModel>> {
+  /** Also the table's `src` in the index: an id Quarry made. */
+  declare id: string;
+  declare connectionId: string;
+  declare tableName: string;
+  declare semantic: CreationOptional<boolean>;
+  declare keyColumns: CreationOptional<string[] | null>;
+  declare textColumns: CreationOptional<string[] | null>;
+  declare rows: CreationOptional<number>;
+  declare truncated: CreationOptional<boolean>;
+  declare vectorModel: CreationOptional<string | null>;
+  declare syncedAt: CreationOptional<Date | null>;
+  declare syncStartedAt: CreationOptional<Date | null>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static setup(sequelize: Sequelize): void {
+    IndexTableModel.init(
+      {
+        id: { type: DataTypes.STRING(40), primaryKey: true },
+        connectionId: { type: DataTypes.STRING(40), allowNull: false },
+        tableName: { type: DataTypes.STRING(255), allowNull: false },
+        semantic: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        keyColumns: { type: DataTypes.JSON, allowNull: true },
+        textColumns: { type: DataTypes.JSON, allowNull: true },
+        rows: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        truncated: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        vectorModel: { type: DataTypes.STRING(200), allowNull: true },
+        syncedAt: { type: DataTypes.DATE, allowNull: true },
+        syncStartedAt: { type: DataTypes.DATE, allowNull: true },
+        createdAt: DataTypes.DATE,
+        updatedAt: DataTypes.DATE,
+      },
+      { sequelize, tableName: 'index_tables', underscored: true },
+    );
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * How Quarry reads words the way the index does (issue 27), to mark in a snippet the words that made a row match
+ * and to name its matched columns. The index's text analyzer (LanceDB's default: lower case, ASCII folding, English
+ * stop words removed, Snowball English stemming) decides what matches; a word here matches a query word when both
+ * stem to the same Porter2 stem, so "models" in a row is marked for the query "model".
+ */
+import stem from 'wink-porter2-stemmer';
+import type { QueryNode } from '../search/boolean-query.js';
+import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search/highlight.js';
+
+/**
+ * Words an English analyzer drops from queries and rows (the Lucene/Tantivy English list), so they never make a
+ * row match and are never marked.
+ */
+const STOP_WORDS = new Set([
+  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of',
+  'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
+]);
+
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+
+/** A word folded as the index folds it: lower case, accents removed. */
+function fold(word: string): string {
+  return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+/** The stems of a text's words, stop words left out (the query's terms as the index sees them). */
+export function queryStems(text: string): Set<string> {
+  const stems = new Set<string>();
+  for (const [word] of text.matchAll(WORD)) {
+    const folded = fold(word);
+    if (folded && !STOP_WORDS.has(folded)) stems.add(stem(folded));
+  }
+  return stems;
+}
+
+function matches(word: string, stems: Set<string>): boolean {
+  const folded = fold(word);
+  return !STOP_WORDS.has(folded) && stems.has(stem(folded));
+}
+
+/**
+ * A snippet around the first matching word of the first column that has one (escaped, matches in <mark>), and the
+ * columns that contain a matching word. A row matched by meaning alone shows the start of its text, and its
+ * matched columns are the text columns it was embedded from (those with text).
+ */
+export function highlightByStems(
+  fields: Record<string, unknown>,
+  columns: string[],
+  stems: Set<string>,
+): { snippet: string; matchedColumns: string[] } {
+  const matchedColumns: string[] = [];
+  let best: { text: string; index: number } | null = null;
+  for (const column of columns) {
+    const text = textOf(fields[column]);
+    if (!text) continue;
+    for (const match of text.matchAll(WORD)) {
+      if (!matches(match[0], stems)) continue;
+      matchedColumns.push(column);
+      best ??= { text, index: match.index };
+      break;
+    }
+  }
+  if (!best) {
+    const withText = columns.filter((c) => (textOf(fields[c]) ?? '').trim() !== '');
+    return { snippet: escapeHtml(cut(textOf(fields[withText[0] ?? '']) ?? '', 0)), matchedColumns: withText };
+  }
+  return { snippet: markWords(cut(best.text, Math.max(0, best.index - LEAD_CHARS)), stems), matchedColumns };
+}
+
+function markWords(window: string, stems: Set<string>): string {
+  let html = '';
+  let last = 0;
+  for (const match of window.matchAll(WORD)) {
+    if (!matches(match[0], stems)) continue;
+    html += `${escapeHtml(window.slice(last, match.index))}<mark>${escapeHtml(match[0])}</mark>`;
+    last = match.index + match[0].length;
+  }
+  return html + escapeHtml(window.slice(last));
+}
+
+/**
+ * The index query of a parsed natural-mode query: every word outside an exclusion ranks (phrases too, word by
+ * word: the index keeps no positions), and the words of `-word` / `-"a phrase"` keep a row out.
+ */
+export function indexTextQuery(root: QueryNode | null): { words: string; exclude: string[] } {
+  const words: string[] = [];
+  const exclude: string[] = [];
+  const walk = (node: QueryNode, into: string[]) => {
+    if (node.kind === 'term') into.push(node.word);
+    else if (node.kind === 'phrase') into.push(...node.words);
+    else if (node.kind === 'not') walk(node.child, exclude);
+    else node.children.forEach((child) => walk(child, into));
+  };
+  if (root) walk(root, words);
+  return { words: words.join(' '), exclude };
+}

@@ -1,0 +1,156 @@
+/**
+ * What the index keeps of a source row (issue 27): its stable id, primary key, text (what BM25 ranks and snippets
+ * are cut from), fields (what a result shows) and hashes that let a sync skip unchanged rows. Reading the source is
+ * here too: keyset pages in primary key order, so a resumed sync reads on where it stopped.
+ */
+import { createHash } from 'node:crypto';
+import type { SqlExecutor, TableSchema } from '../connectors/index.js';
+import type { IndexRow } from './index-store.js';
+
+type Row = Record<string, unknown>;
+
+/** Text a row contributes to the index; longer text is cut (a search engine indexes documents, not archives). */
+export const MAX_INDEX_TEXT_CHARS = 100_000;
+/** A text field longer than this is cut in the stored copy that results show. */
+export const MAX_FIELD_CHARS = 32_768;
+/** The embedding model reads about 128 word pieces and costs grow with length: a row's first 1,000 characters. */
+export const MAX_EMBED_CHARS = 1000;
+/** A primary key longer than this as JSON is not indexed. */
+export const MAX_KEY_CHARS = 512;
+
+/** A value as JSON-safe scalar: bigints and dates as strings, bytes as hex. */
+export function keyValue(value: unknown): string | number | boolean | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Date) return value.toISOString();
+  if (Buffer.isBuffer(value)) return value.toString('hex');
+  return String(value);
+}
+
+/** A column value as a result's `fields` carries it: dates as ISO text, big integers as text, bytes as base64. */
+export function fieldValue(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  if (typeof value === 'string' && value.length > MAX_FIELD_CHARS) return value.slice(0, MAX_FIELD_CHARS);
+  return value;
+}
+
+/** `{"id":42}`: the row's primary key column(s) and value(s), in key order. */
+export function primaryKeyJson(table: Pick<TableSchema, 'primaryKey'>, row: Row): string {
+  return JSON.stringify(Object.fromEntries(table.primaryKey.map((column) => [column, keyValue(row[column])])));
+}
+
+/** `schema.table` outside PostgreSQL's `public`, else the bare name (how search names tables too). */
+export function tableId(table: Pick<TableSchema, 'name' | 'schema'>): string {
+  return table.schema && table.schema !== 'public' ? `${table.schema}.${table.name}` : table.name;
+}
+
+/**
+ * The tables a search reads, by their content: tables with text, but not an FTS5 table that indexes another table of
+ * the schema (external content), whose rows are that other table's rows.
+ */
+export function contentTables(schema: TableSchema[]): TableSchema[] {
+  const ftsOfOthers = new Set(schema.flatMap((table) => table.fullTextIndexes.filter((i) => i.kind === 'fts5' && i.name !== table.name).map((i) => i.name)));
+  return schema.filter((table) => table.textColumns.length > 0 && !(!table.schema && ftsOfOthers.has(table.name)));
+}
+
+/** Why a table cannot be indexed, or null: it needs a primary key (the row reference) and text to search. */
+export function indexableProblem(table: TableSchema): string | null {
+  if (table.primaryKey.length === 0) return 'has no primary key, so its rows have no stable reference';
+  if (table.textColumns.length === 0) return 'has no text columns to search';
+  return null;
+}
+
+/** A text column's value as text (bytes are not text). */
+function textOf(value: unknown): string {
+  if (value === null || value === undefined || Buffer.isBuffer(value)) return '';
+  return String(value);
+}
+
+const shortHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 22);
+
+/** The index's id of a row: its table (`src`) and primary key, hashed into the index's safe id alphabet. */
+export function rowId(src: string, pkJson: string): string {
+  return shortHash(`${src}\u0000${pkJson}`);
+}
+
+/** Columns a result shows: every column but PostgreSQL tsvectors (index data, not content). */
+export function fieldColumns(table: TableSchema): string[] {
+  return table.columns.filter((c) => c.type !== 'tsvector').map((c) => c.name);
+}
+
+/** The index row of a source row, without its vector (sync adds it for semantic tables). */
+export function indexRowOf(src: string, table: TableSchema, row: Row): IndexRow | null {
+  const pk = primaryKeyJson(table, row);
+  if (pk.length > MAX_KEY_CHARS) return null;
+  const parts: string[] = [];
+  for (const column of table.textColumns) {
+    const text = textOf(row[column]).trim();
+    if (text) parts.push(text);
+  }
+  const text = parts.join('\n').slice(0, MAX_INDEX_TEXT_CHARS);
+  const fields = JSON.stringify(Object.fromEntries(fieldColumns(table).map((c) => [c, fieldValue(row[c])])));
+  return { rid: rowId(src, pk), src, pk, hash: shortHash(`${text}\u0000${fields}`), thash: shortHash(text), text, fields };
+}
+
+/** The text an embedding model reads for a row. */
+export function embeddingText(row: Pick<IndexRow, 'text'>): string {
+  return row.text.slice(0, MAX_EMBED_CHARS);
+}
+
+/** The table's name quoted for the engine, schema-qualified on PostgreSQL. */
+export function qualifiedName(executor: SqlExecutor, table: TableSchema): string {
+  const name = executor.quoteIdent(table.name);
+  return table.schema && executor.engine === 'postgres' ? `${executor.quoteIdent(table.schema)}.${name}` : name;
+}
+
+/** `(a, b) > ($1, $2)`: rows after a cursor in primary key order (keyset paging). */
+function afterCursor(executor: SqlExecutor, table: TableSchema, firstParam: number, op: '>' | '<='): string {
+  const key = table.primaryKey.map((c) => executor.quoteIdent(c));
+  const marks = key.map((_, i) => executor.placeholder(firstParam + i));
+  return key.length === 1 ? `${key[0]} ${op} ${marks[0]}` : `(${key.join(', ')}) ${op} (${marks.join(', ')})`;
+}
+
+/**
+ * One page of rows after `after` (the previous page's last primary key) in primary key order: keyset paging, so a
+ * resumed job reads on where it stopped and no page costs more than its own rows. Identifiers come from the
+ * discovered schema and are quoted by the engine; values are bound.
+ */
+export function pageQuery(executor: SqlExecutor, table: TableSchema, after: unknown[] | null, limit: number): { sql: string; params: unknown[] } {
+  const columns = [...new Set([...table.primaryKey, ...fieldColumns(table)])].map((c) => executor.quoteIdent(c)).join(', ');
+  const order = table.primaryKey.map((c) => executor.quoteIdent(c)).join(', ');
+  const pageSize = Math.max(1, Math.floor(limit));
+  const from = qualifiedName(executor, table);
+  if (!after) return { sql: `SELECT ${columns} FROM ${from} ORDER BY ${order} LIMIT ${pageSize}`, params: [] };
+  return { sql: `SELECT ${columns} FROM ${from} WHERE ${afterCursor(executor, table, 1, '>')} ORDER BY ${order} LIMIT ${pageSize}`, params: after };
+}
+
+/**
+ * Which of these primary keys the source still has (within the first rows up to `upTo`, the last row a truncated
+ * sync read): `SELECT key FROM t WHERE (key = ... OR ...) [AND key <= upTo]`.
+ */
+export function existingKeysQuery(executor: SqlExecutor, table: TableSchema, keys: unknown[][], upTo: unknown[] | null): { sql: string; params: unknown[] } {
+  const columns = table.primaryKey.map((c) => executor.quoteIdent(c));
+  const params: unknown[] = [];
+  const mark = (value: unknown) => {
+    params.push(value);
+    return executor.placeholder(params.length);
+  };
+  const match = columns.length === 1
+    ? `${columns[0]} IN (${keys.map((k) => mark(k[0])).join(', ')})`
+    : keys.map((k) => `(${columns.map((c, i) => `${c} = ${mark(k[i])}`).join(' AND ')})`).join(' OR ');
+  let where = `(${match})`;
+  if (upTo) {
+    where += ` AND ${afterCursor(executor, table, params.length + 1, '<=')}`;
+    params.push(...upTo);
+  }
+  return { sql: `SELECT ${columns.join(', ')} FROM ${qualifiedName(executor, table)} WHERE ${where}`, params };
+}
+
+/** The cursor after a row: its primary key values in key order. */
+export function cursorOf(table: TableSchema, row: Row): unknown[] {
+  return table.primaryKey.map((column) => keyValue(row[column]));
+}

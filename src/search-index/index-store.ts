@@ -1,0 +1,309 @@
+/**
+ * Quarry's own search index (issue 27) on LanceDB: the only module that reads or writes it, as repositories are the
+ * only code that touches Sequelize.
+ *
+ * Layout: one LanceDB table per search space, that is per user and environment (`space_<userId>_<environment>`).
+ * Every indexed source table of that user's connections in that environment keeps its rows there, told apart by
+ * `src` (the indexed table's id). One table per space is what gives one BM25 statistics space: a term's rarity is
+ * the same whichever database holds the row, so a federated search ranks as one index over all the data would.
+ * Spaces never mix users, so one tenant's data never weighs on another's ranking.
+ *
+ * Columns: `rid` (the row's stable id: a hash of its table and primary key), `src`, `pk` (the primary key as JSON),
+ * `hash` (of the row's text and fields: an unchanged row is not rewritten), `thash` (of its text alone: a vector is
+ * reused while the text is the same), `text` (the text columns, what BM25 ranks), `fields` (the row's columns as
+ * JSON, what results show), and, once a table of the space is searched semantically, `vector` and `vmodel` (the
+ * embedding model that made it).
+ *
+ * Only ids Quarry makes ever appear in a filter (`src`, `rid`); they are checked against a strict alphabet before
+ * they are written into one, so no caller text reaches LanceDB's SQL.
+ */
+import { Mutex } from 'async-mutex';
+import type { Connection, Table } from '@lancedb/lancedb';
+import { loadLance } from './lance.js';
+
+/** One row of an indexed table, as the index keeps it. */
+export interface IndexRow {
+  rid: string;
+  src: string;
+  pk: string;
+  hash: string;
+  thash: string;
+  text: string;
+  fields: string;
+  /** Only for tables searched semantically; null elsewhere. */
+  vector?: number[] | null;
+  vmodel?: string | null;
+}
+
+/** What a stored row says about itself, to decide whether it must be written again. */
+export interface StoredState {
+  hash: string;
+  thash: string;
+  vmodel: string | null;
+}
+
+/** A ranked row reference: which row, from which table, with the engine's score (higher is better). */
+export interface IndexHit {
+  rid: string;
+  src: string;
+  score: number;
+}
+
+/** A text query: words ranked by BM25 (any may match); `exclude` words keep a row out. */
+export interface TextQuery {
+  words: string;
+  exclude?: string[];
+}
+
+export interface IndexStoreOptions {
+  /** A folder, or an object store URI (s3://, gs://, az://) shared by several processes. */
+  uri: string;
+  /** How stale a reader's view of a table written by another process may be (LanceDB's read consistency interval). */
+  readConsistencySeconds: number;
+  storageOptions?: Record<string, string>;
+}
+
+/** Ids Quarry writes into LanceDB filters: generated, never from a caller. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,80}$/;
+/** Rows a version of the index keeps for readers of older versions; LanceDB's default keeps them 7 days. */
+const KEEP_OLD_VERSIONS_MS = 60 * 60_000;
+/** Vectors a space holds before an approximate index (IVF_FLAT) is worth building; below, a flat scan is exact and fast. */
+export const VECTOR_INDEX_MIN_ROWS = 10_000;
+
+function literalList(ids: string[]): string {
+  for (const id of ids) if (!SAFE_ID.test(id)) throw new Error(`not an index id: ${JSON.stringify(id)}`);
+  return ids.map((id) => `'${id}'`).join(', ');
+}
+
+export function spaceName(userId: string, environment: string): string {
+  const name = `space_${userId}_${environment}`;
+  if (!SAFE_ID.test(name)) throw new Error(`not a search space name: ${JSON.stringify(name)}`);
+  return name;
+}
+
+export class IndexStore {
+  private readonly tables = new Map<string, Promise<Table | null>>();
+  private readonly locks = new Map<string, Mutex>();
+  private connecting: Promise<Connection> | null = null;
+
+  /** Connects on first use, so a server that never searches an index does not load the engine. */
+  constructor(private readonly options: IndexStoreOptions) {}
+
+  private connection(): Promise<Connection> {
+    this.connecting ??= loadLance().then(({ lancedb }) => lancedb.connect(this.options.uri, {
+      readConsistencyInterval: this.options.readConsistencySeconds,
+      storageOptions: this.options.storageOptions,
+    }));
+    return this.connecting;
+  }
+
+  /** The space if it exists (a search never creates one). */
+  async space(name: string): Promise<IndexSpace | null> {
+    let table = this.tables.get(name);
+    if (!table) {
+      table = this.connection().then((connection) => connection.openTable(name)).catch((error: unknown) => {
+        this.tables.delete(name);
+        if (/not found|does not exist/i.test(String((error as Error)?.message))) return null;
+        throw error;
+      });
+      this.tables.set(name, table);
+    }
+    const opened = await table;
+    if (!opened) this.tables.delete(name); // created later by a sync: look again next time
+    return opened ? new IndexSpace(opened, this.lock(name)) : null;
+  }
+
+  /** The space, created with its schema and indexes when it is new (any process may race to create it). */
+  async ensureSpace(name: string): Promise<IndexSpace> {
+    const existing = await this.space(name);
+    if (existing) return existing;
+    const { lancedb, arrow } = await loadLance();
+    const text = (name: string, nullable = false) => new arrow.Field(name, new arrow.Utf8(), nullable);
+    const schema = new arrow.Schema([text('rid'), text('src'), text('pk'), text('hash'), text('thash'), text('text', true), text('fields', true)]);
+    await this.lock(name).runExclusive(async () => {
+      const table = await (await this.connection()).createEmptyTable(name, schema, { mode: 'create', existOk: true });
+      const indexes = new Set((await table.listIndices()).map((index) => index.columns.join(',')));
+      // rid: merges and lookups by row; src: every search and sync filters by table; text: BM25.
+      if (!indexes.has('rid')) await table.createIndex('rid', { config: lancedb.Index.btree() });
+      if (!indexes.has('src')) await table.createIndex('src', { config: lancedb.Index.bitmap() });
+      // Without positions: an index about 7 times smaller; phrases are not matched by adjacency (see searchText).
+      if (!indexes.has('text')) await table.createIndex('text', { config: lancedb.Index.fts({ withPosition: false }) });
+    });
+    this.tables.delete(name);
+    return (await this.space(name))!;
+  }
+
+  async dropSpace(name: string): Promise<void> {
+    await this.lock(name).runExclusive(async () => {
+      this.tables.delete(name);
+      const connection = await this.connection();
+      if ((await connection.tableNames()).includes(name)) await connection.dropTable(name);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.tables.clear();
+    const connecting = this.connecting;
+    this.connecting = null;
+    if (connecting) (await connecting).close();
+  }
+
+  /** Writes to one space are serialised in this process; across processes, index jobs are claimed one per space. */
+  private lock(name: string): Mutex {
+    let lock = this.locks.get(name);
+    if (!lock) this.locks.set(name, (lock = new Mutex()));
+    return lock;
+  }
+}
+
+/** One search space's table. */
+export class IndexSpace {
+  constructor(private readonly table: Table, private readonly writes: Mutex) {}
+
+  /** Inserts new rows and replaces changed ones, by rid. */
+  async upsert(rows: IndexRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const data = rows as unknown as Array<Record<string, unknown>>;
+    await this.writes.runExclusive(() => this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data));
+  }
+
+  async deleteRows(rids: string[]): Promise<void> {
+    if (rids.length === 0) return;
+    await this.writes.runExclusive(() => this.table.delete(`rid IN (${literalList(rids)})`));
+  }
+
+  /** Drops every row of these indexed tables (a table left the index, its connection was deleted). */
+  async deleteSources(srcs: string[]): Promise<void> {
+    if (srcs.length === 0) return;
+    await this.writes.runExclusive(() => this.table.delete(`src IN (${literalList(srcs)})`));
+  }
+
+  /** The stored state of these rows, by rid (absent: not in the index). */
+  async existing(rids: string[]): Promise<Map<string, StoredState>> {
+    const found = new Map<string, StoredState>();
+    if (rids.length === 0) return found;
+    const vectors = await this.hasVectors();
+    const rows = await this.table.query()
+      .where(`rid IN (${literalList(rids)})`)
+      .select(vectors ? ['rid', 'hash', 'thash', 'vmodel'] : ['rid', 'hash', 'thash'])
+      .limit(rids.length)
+      .toArray();
+    for (const row of rows) found.set(row.rid, { hash: row.hash, thash: row.thash, vmodel: row.vmodel ?? null });
+    return found;
+  }
+
+  /** Vectors of this model already made for these texts (by text hash), anywhere in the space. */
+  async vectorsFor(thashes: string[], vmodel: string): Promise<Map<string, number[]>> {
+    const found = new Map<string, number[]>();
+    if (thashes.length === 0 || !(await this.hasVectors())) return found;
+    const rows = await this.table.query()
+      .where(`thash IN (${literalList(thashes)}) AND vector IS NOT NULL`)
+      .select(['thash', 'vmodel', 'vector'])
+      .limit(thashes.length * 4)
+      .toArray();
+    for (const row of rows) if (row.vmodel === vmodel) found.set(row.thash, Array.from(row.vector as ArrayLike<number>));
+    return found;
+  }
+
+  async countRows(src?: string): Promise<number> {
+    return this.table.countRows(src === undefined ? undefined : `src = ${literalList([src])}`);
+  }
+
+  /** Every row of one indexed table, as (rid, pk) batches: a bounded-memory pass for finding rows gone at the source. */
+  async *scanSource(src: string): AsyncGenerator<Array<{ rid: string; pk: string }>> {
+    const query = this.table.query().where(`src = ${literalList([src])}`).select(['rid', 'pk']);
+    for await (const batch of query) {
+      yield batch.toArray().map((row) => ({ rid: String(row.rid), pk: String(row.pk) }));
+    }
+  }
+
+  /**
+   * Folds new and changed rows into the indexes (until then they are found by a slower flat scan), compacts small
+   * files, drops versions older than an hour, and builds the vector index once the space has enough vectors.
+   */
+  async optimize(): Promise<void> {
+    await this.writes.runExclusive(async () => {
+      await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_OLD_VERSIONS_MS) });
+      if (!(await this.hasVectors())) return;
+      const indexed = (await this.table.listIndices()).some((index) => index.columns.includes('vector'));
+      if (indexed) return;
+      const vectors = await this.table.countRows('vector IS NOT NULL');
+      if (vectors < VECTOR_INDEX_MIN_ROWS) return;
+      const { lancedb } = await loadLance();
+      await this.table.createIndex('vector', {
+        config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(Math.sqrt(vectors))) }),
+      });
+    });
+  }
+
+  /**
+   * Adds the `vector` and `vmodel` columns for vectors of `dimensions`; a space whose vectors have another length
+   * (the embedding model changed) loses them, and the next sync of each semantic table embeds its rows again.
+   */
+  async ensureVectorColumn(dimensions: number): Promise<void> {
+    const { arrow } = await loadLance();
+    await this.writes.runExclusive(async () => {
+      const field = (await this.table.schema()).fields.find((f) => f.name === 'vector');
+      const current = field?.type instanceof arrow.FixedSizeList ? field.type.listSize : null;
+      if (current === dimensions) return;
+      if (field) {
+        for (const index of await this.table.listIndices()) if (index.columns.includes('vector')) await this.table.dropIndex(index.name);
+        await this.table.dropColumns(['vector', 'vmodel']);
+      }
+      await this.table.addColumns([
+        new arrow.Field('vector', new arrow.FixedSizeList(dimensions, new arrow.Field('item', new arrow.Float32(), true)), true),
+        new arrow.Field('vmodel', new arrow.Utf8(), true),
+      ]);
+    });
+  }
+
+  /** Rows of these tables ranked by BM25 over their text, best first. */
+  async searchText(query: TextQuery, srcs: string[], limit: number): Promise<IndexHit[]> {
+    if (srcs.length === 0 || limit <= 0) return [];
+    const { lancedb } = await loadLance();
+    const words = new lancedb.MatchQuery(query.words, 'text', { operator: lancedb.Operator.Or });
+    const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
+    const fts = exclude.length === 0
+      ? words
+      : new lancedb.BooleanQuery([
+        [lancedb.Occur.Must, words],
+        ...exclude.map((word): [import('@lancedb/lancedb').Occur, import('@lancedb/lancedb').FullTextQuery] =>
+          [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
+      ]);
+    const rows = await this.table.query()
+      .fullTextSearch(fts)
+      .where(`src IN (${literalList(srcs)})`)
+      .select(['rid', 'src', '_score'])
+      .limit(limit)
+      .toArray();
+    return rows.map((row) => ({ rid: row.rid, src: row.src, score: Number(row._score) }));
+  }
+
+  /** Rows of these tables nearest to `vector` by cosine similarity (score = similarity, at least `minSimilarity`). */
+  async searchVector(vector: Float32Array, srcs: string[], limit: number, minSimilarity: number): Promise<IndexHit[]> {
+    if (srcs.length === 0 || limit <= 0 || !(await this.hasVectors())) return [];
+    const rows = await this.table.vectorSearch(Array.from(vector))
+      .column('vector')
+      .distanceType('cosine')
+      .where(`src IN (${literalList(srcs)}) AND vector IS NOT NULL`)
+      .distanceRange(undefined, 1 - minSimilarity)
+      .select(['rid', 'src', '_distance'])
+      .limit(limit)
+      .toArray();
+    return rows.map((row) => ({ rid: row.rid, src: row.src, score: 1 - Number(row._distance) }));
+  }
+
+  /** The stored rows with these rids (the page of a search), in no particular order. */
+  async rows(rids: string[]): Promise<Array<Pick<IndexRow, 'rid' | 'src' | 'pk' | 'fields'>>> {
+    if (rids.length === 0) return [];
+    return this.table.query()
+      .where(`rid IN (${literalList(rids)})`)
+      .select(['rid', 'src', 'pk', 'fields'])
+      .limit(rids.length)
+      .toArray();
+  }
+
+  private async hasVectors(): Promise<boolean> {
+    return (await this.table.schema()).fields.some((f) => f.name === 'vector');
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * One sync of a source table into the search index (issue 27): read the table in primary key pages through the
+ * connection's read-only executor, write the rows that are new or changed (a content hash skips the rest), embed
+ * them when the table is searched semantically (reusing any vector already made for the same text), then drop the
+ * rows that are gone from the source and fold the new rows into the index. Progress, with the cursor, is written
+ * after every page, so a stopped job resumes where it was.
+ */
+import type { SqlExecutor, TableSchema } from '../connectors/index.js';
+import type { IndexJobProgress, IndexJobRecord } from '../repositories/index-job-repository.js';
+import type { EmbeddingProvider } from '../embeddings/provider.js';
+import { cursorOf, embeddingText, existingKeysQuery, indexRowOf, pageQuery, qualifiedName } from './documents.js';
+import type { IndexRow, IndexSpace } from './index-store.js';
+
+export interface SyncDeps {
+  jobs: { progress(id: string, changes: IndexJobProgress): Promise<boolean>; finish(id: string, status: 'done', changes: IndexJobProgress): Promise<boolean> };
+  now: () => number;
+  /** Rows read and held per page (fewer when embedding: a page is the longest a graceful stop waits). */
+  pageRows: number;
+  embedPageRows: number;
+  /** Statement timeout of each read on the user's database. */
+  queryTimeoutMs: number;
+  /** Rows written between two folds of new rows into the index during a long sync. */
+  optimizeEveryRows: number;
+}
+
+export interface SyncRun {
+  job: IndexJobRecord;
+  executor: SqlExecutor;
+  table: TableSchema;
+  /** The indexed table's id, its `src` in the index. */
+  src: string;
+  space: IndexSpace;
+  /** The embedding model when the table is searched semantically. */
+  provider: EmbeddingProvider | null;
+  /** Aborted when the job is cancelled here or the server stops. */
+  signal: AbortSignal;
+}
+
+/** `done`: finished; `cancelled`: someone cancelled it (the store says so); `stopped`: aborted here. */
+export type SyncOutcome = { status: 'done'; rows: number; truncated: boolean } | { status: 'cancelled' | 'stopped' };
+
+interface Counters {
+  rowsDone: number;
+  rowsWritten: number;
+  rowsEmbedded: number;
+  rowsSkipped: number;
+}
+
+export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutcome> {
+  const { job, executor, table, signal, space } = run;
+  const timeout = { timeoutMs: deps.queryTimeoutMs };
+  const counters: Counters = { rowsDone: job.rowsDone, rowsWritten: job.rowsWritten, rowsEmbedded: job.rowsEmbedded, rowsSkipped: job.rowsSkipped };
+  let cursor = job.cursor ? (JSON.parse(job.cursor) as unknown[]) : null;
+  const pageRows = run.provider ? deps.embedPageRows : deps.pageRows;
+
+  if (job.rowsTotal === null) {
+    const rowsTotal = Math.min(await countRows(executor, table, deps.queryTimeoutMs), job.rowLimit);
+    if (!(await deps.jobs.progress(job.id, { rowsTotal }))) return { status: 'cancelled' };
+  }
+
+  let sinceOptimize = 0;
+  for (;;) {
+    if (signal.aborted) return { status: 'stopped' };
+    const room = job.rowLimit - counters.rowsDone;
+    if (room <= 0) break;
+    const size = Math.min(pageRows, room);
+    const page = pageQuery(executor, table, cursor, size);
+    const rows = await executor.query(page.sql, page.params, timeout);
+    if (rows.length === 0) break;
+    const written = await writePage(run, rows, counters);
+    cursor = cursorOf(table, rows[rows.length - 1]!);
+    counters.rowsDone += rows.length;
+    sinceOptimize += written;
+    if (sinceOptimize >= deps.optimizeEveryRows) {
+      await space.optimize();
+      sinceOptimize = 0;
+    }
+    const saved = await deps.jobs.progress(job.id, { ...counters, cursor: JSON.stringify(cursor), heartbeatAt: new Date(deps.now()) });
+    if (!saved) return { status: 'cancelled' };
+    if (rows.length < size) break;
+  }
+
+  if (signal.aborted) return { status: 'stopped' };
+  const truncated = counters.rowsDone >= job.rowLimit && (await hasMoreRows(executor, table, cursor, timeout));
+  const rowsDeleted = await dropGoneRows(run, counters.rowsDone, truncated ? cursor : null, timeout);
+  await space.optimize();
+  const rows = await space.countRows(run.src);
+  const finished = await deps.jobs.finish(job.id, 'done', {
+    ...counters, rowsDeleted, truncated, rowsTotal: counters.rowsDone, finishedAt: new Date(deps.now()),
+  });
+  return finished ? { status: 'done', rows, truncated } : { status: 'cancelled' };
+}
+
+/** Writes the page's new and changed rows (with vectors for semantic tables); returns how many were written. */
+async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], counters: Counters): Promise<number> {
+  const { space, provider } = run;
+  const rows = sourceRows.map((row) => indexRowOf(run.src, run.table, row)).filter((row): row is IndexRow => row !== null);
+  const stored = await space.existing(rows.map((row) => row.rid));
+  const changed = rows.filter((row) => {
+    const known = stored.get(row.rid);
+    return !known || known.hash !== row.hash || (provider !== null && known.vmodel !== provider.id && row.text !== '');
+  });
+  counters.rowsSkipped += rows.length - changed.length;
+  if (provider) {
+    counters.rowsEmbedded += await attachVectors(space, provider, changed);
+    const dimensions = changed.find((row) => row.vector)?.vector?.length;
+    if (dimensions) await space.ensureVectorColumn(dimensions);
+  }
+  await space.upsert(changed);
+  counters.rowsWritten += changed.length;
+  return changed.length;
+}
+
+/**
+ * Gives every row with text a vector of the provider's model: one already in the space for the same text (another
+ * table, or this row before a change of its other fields), else a new embedding. Returns how many were embedded.
+ */
+async function attachVectors(space: IndexSpace, provider: EmbeddingProvider, rows: IndexRow[]): Promise<number> {
+  const withText = rows.filter((row) => row.text !== '');
+  const known = await space.vectorsFor([...new Set(withText.map((row) => row.thash))], provider.id);
+  const missing = withText.filter((row) => !known.has(row.thash));
+  const texts = [...new Map(missing.map((row) => [row.thash, embeddingText(row)])).entries()];
+  const embedded = await provider.embed(texts.map(([, text]) => text), 'bulk');
+  texts.forEach(([thash], i) => known.set(thash, Array.from(embedded[i]!)));
+  for (const row of rows) {
+    row.vector = row.text === '' ? null : (known.get(row.thash) ?? null);
+    row.vmodel = row.vector ? provider.id : null;
+  }
+  return texts.length;
+}
+
+/**
+ * Rows the index holds for the table beyond those the sync just read are gone from the source (or, after a plan's
+ * row limit was lowered, past it). Only then is the index read back, in batches, and each batch's keys checked
+ * against the source: bounded memory whatever the table's size, and no extra work in the usual case.
+ */
+async function dropGoneRows(run: SyncRun, rowsRead: number, upTo: unknown[] | null, timeout: { timeoutMs: number }): Promise<number> {
+  const { space } = run;
+  if ((await space.countRows(run.src)) <= rowsRead && upTo === null) return 0;
+  let deleted = 0;
+  for await (const scanned of space.scanSource(run.src)) {
+    for (let i = 0; i < scanned.length; i += KEYS_PER_CHECK) deleted += await dropGoneBatch(run, scanned.slice(i, i + KEYS_PER_CHECK), upTo, timeout);
+  }
+  return deleted;
+}
+
+/** Keys checked against the source per statement (SQLite binds at most 32,766 parameters; composite keys use more). */
+const KEYS_PER_CHECK = 500;
+
+async function dropGoneBatch(run: SyncRun, batch: Array<{ rid: string; pk: string }>, upTo: unknown[] | null, timeout: { timeoutMs: number }): Promise<number> {
+  const { space, executor, table } = run;
+  const keys = batch.map((row) => table.primaryKey.map((column) => (JSON.parse(row.pk) as Record<string, unknown>)[column]));
+  const statement = existingKeysQuery(executor, table, keys, upTo);
+  const present = new Set((await executor.query(statement.sql, statement.params, timeout)).map((row) => JSON.stringify(cursorOf(table, row))));
+  const gone = batch.filter((_, i) => !present.has(JSON.stringify(keys[i]))).map((row) => row.rid);
+  await space.deleteRows(gone);
+  return gone.length;
+}
+
+/** Rows in the table, for progress; the schema's estimate when counting takes too long. */
+async function countRows(executor: SqlExecutor, table: TableSchema, timeoutMs: number): Promise<number> {
+  try {
+    const [row] = await executor.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(executor, table)}`, [], { timeoutMs });
+    return Number(row?.n ?? 0);
+  } catch {
+    return table.rowEstimate;
+  }
+}
+
+async function hasMoreRows(executor: SqlExecutor, table: TableSchema, cursor: unknown[] | null, timeout: { timeoutMs: number }): Promise<boolean> {
+  const page = pageQuery(executor, table, cursor, 1);
+  return (await executor.query(page.sql, page.params, timeout)).length > 0;
+}
