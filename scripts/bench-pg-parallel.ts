@@ -1,10 +1,10 @@
 /**
- * Why bench:search's database plans without parallel workers: the common-word statement Quarry builds (the one
- * bench:search's "pg direct" path runs), run directly with pg, with PostgreSQL's default of two workers per query and
+ * Why bench:live-overhead's database plans without parallel workers: the common-word statement Quarry builds (the one
+ * bench:live-overhead's "pg direct" path runs), run directly with pg, with PostgreSQL's default of two workers per query and
  * with none. Each setting runs the same queries in back-to-back pairs through two sessions, in alternating order, as
- * bench:search does, and the two settings take turns query by query, so both see the machine at the same moments. It
+ * bench:live-overhead does, and the two settings take turns query by query, so both see the machine at the same moments. It
  * prints the median query time and the spread of the pair differences (median absolute deviation), which is what
- * bench:search's intervals are made of. Needs the corpus loaded by bench:search.
+ * bench:live-overhead's intervals are made of. Needs the corpus loaded by bench:live-overhead.
  *   npx tsx scripts/bench-pg-parallel.ts [pairs per setting, default 160]
  */
 import { readFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ const medianAbsoluteDeviation = (values: number[]) => {
 
 interface Setting {
   workers: number;
-  /** Two single-session pools, so each pair's second run is a different session, as in bench:search. */
+  /** Two single-session pools, so each pair's second run is a different session, as in bench:live-overhead. */
   sessions: pg.Pool[];
   times: number[];
   differences: number[];

@@ -1,6 +1,6 @@
 /**
  * The baseline of `npm run bench`: Koa answering a small JSON body, nothing else. With BODY_FILE it answers that
- * JSON instead (bench:search's HTTP floor: a real search answer, without the search). With QUARRY_SHAPE=1 it answers
+ * JSON instead (bench:live-overhead's HTTP floor: a real search answer, without the search). With QUARRY_SHAPE=1 it answers
  * as Quarry's key requests do (X-Request-Id, the five X-RateLimit-* headers, the success envelope with its meta)
  * with no work behind it: the floor of any server that keeps the contract's response shape. With BATCHING=1 it
  * writes its responses as Quarry does by default (src/http/response-batching.ts), to show what that alone is worth.

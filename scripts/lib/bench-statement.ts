@@ -5,7 +5,7 @@ import { chooseTargets } from '../../src/search/targets.js';
 import type { Statement } from '../../src/search/types.js';
 
 /**
- * bench:search's "pg direct" statement: what Quarry's builder makes for a natural-mode query on the bench corpus's
+ * bench:live-overhead's "pg direct" statement: what Quarry's builder makes for a natural-mode query on the bench corpus's
  * `articles` table, from the same discovery Quarry runs (so the planner sees the same GIN expression). Shared by
  * the benchmark and its proxy floor, so both run exactly the SQL Quarry runs.
  */

@@ -1,5 +1,5 @@
 /**
- * bench:search's proxy floor: the least any Node HTTP search API on this stack can do for POST /search. Koa with
+ * bench:live-overhead's proxy floor: the least any Node HTTP search API on this stack can do for POST /search. Koa with
  * koa-bodyparser takes the same JSON body, runs the statement Quarry's builder makes for its query (the same SQL the
  * "pg direct" path runs) on a pg Pool of the same size, and answers the rows as JSON. No auth, limits, validation,
  * transaction, merging, snippets or recording: the gap between it and pg direct is the hop through an HTTP process

@@ -1,5 +1,5 @@
 /**
- * bench:search's stage probe (BENCH_PROBE=1), preloaded into the Quarry process with `node --import`: for each
+ * bench:live-overhead's stage probe (BENCH_PROBE=1), preloaded into the Quarry process with `node --import`: for each
  * request served one at a time, the time from the request's start to the first byte written to PostgreSQL ("before
  * the query") and from the last byte read from PostgreSQL to the response's finish ("after the rows"). Their sum is
  * what the server itself spends around the query, without the HTTP hop or the query. Every SIGUSR2 prints the

@@ -42,6 +42,8 @@ export interface IndexSearchInput {
   vector: Float32Array | null;
   /** Rows the search must rank (offset + limit). */
   window: number;
+  /** The sources are every table of the space: the text search needs no filter. */
+  wholeSpace: boolean;
   semanticRatio: number;
 }
 
@@ -65,7 +67,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   const empty: IndexSearchResult = { hits: [], total: 0, totalIsEstimate: false, matchesByConnection: new Map() };
   const space = input.sources.length > 0 ? await store.space(input.space) : null;
   if (!space) return empty;
-  const all = input.sources.map((s) => s.src);
+  const all = input.wholeSpace ? null : input.sources.map((s) => s.src);
   const semantic = input.sources.filter((s) => s.semanticReady).map((s) => s.src);
 
   let counted: IndexHit[];
@@ -89,6 +91,11 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   }
 
   const connectionOf = new Map(input.sources.map((s) => [s.src, s.connectionId]));
+  if (input.wholeSpace) {
+    // Rows a failed clean-up left behind belong to no source: never an answer.
+    hits = hits.filter((h) => connectionOf.has(h.src));
+    counted = counted.filter((h) => connectionOf.has(h.src));
+  }
   const matchesByConnection = new Map<string, number>();
   for (const hit of counted.slice(0, COUNT_CAP)) {
     const id = connectionOf.get(hit.src)!;

@@ -167,6 +167,13 @@ export class IndexSpace {
     await this.writes.runExclusive(() => this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data));
   }
 
+  /** Appends rows known to be new (a table's first sync): no lookup of rows to replace. */
+  async append(rows: IndexRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const data = rows as unknown as Array<Record<string, unknown>>;
+    await this.writes.runExclusive(() => this.table.add(data));
+  }
+
   async deleteRows(rids: string[]): Promise<void> {
     if (rids.length === 0) return;
     await this.writes.runExclusive(() => this.table.delete(`rid IN (${literalList(rids)})`));
@@ -257,9 +264,12 @@ export class IndexSpace {
     });
   }
 
-  /** Rows of these tables ranked by BM25 over their text, best first. */
-  async searchText(query: TextQuery, srcs: string[], limit: number): Promise<IndexHit[]> {
-    if (srcs.length === 0 || limit <= 0) return [];
+  /**
+   * Rows of these tables ranked by BM25 over their text, best first; `srcs` null searches every table of the space
+   * (no filter to apply, which LanceDB would otherwise evaluate over every row first).
+   */
+  async searchText(query: TextQuery, srcs: string[] | null, limit: number): Promise<IndexHit[]> {
+    if (srcs?.length === 0 || limit <= 0) return [];
     const { lancedb } = await loadLance();
     const words = new lancedb.MatchQuery(query.words, 'text', { operator: lancedb.Operator.Or });
     const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
@@ -270,12 +280,9 @@ export class IndexSpace {
         ...exclude.map((word): [import('@lancedb/lancedb').Occur, import('@lancedb/lancedb').FullTextQuery] =>
           [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
       ]);
-    const rows = await this.table.query()
-      .fullTextSearch(fts)
-      .where(`src IN (${literalList(srcs)})`)
-      .select(['rid', 'src', '_score'])
-      .limit(limit)
-      .toArray();
+    let search = this.table.query().fullTextSearch(fts);
+    if (srcs) search = search.where(`src IN (${literalList(srcs)})`);
+    const rows = await search.select(['rid', 'src', '_score']).limit(limit).toArray();
     return rows.map((row) => ({ rid: row.rid, src: row.src, score: Number(row._score) }));
   }
 

@@ -165,7 +165,7 @@ export class IndexJobRunner {
         {
           jobs: this.deps.jobs,
           now: this.now,
-          pageRows: this.deps.sync?.pageRows ?? 1000,
+          pageRows: this.deps.sync?.pageRows ?? 5000,
           embedPageRows: this.deps.sync?.embedPageRows ?? 64,
           queryTimeoutMs: this.deps.sync?.queryTimeoutMs ?? 30_000,
           optimizeEveryRows: this.deps.sync?.optimizeEveryRows ?? 50_000,

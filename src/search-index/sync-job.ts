@@ -52,6 +52,8 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
   const counters: Counters = { rowsDone: job.rowsDone, rowsWritten: job.rowsWritten, rowsEmbedded: job.rowsEmbedded, rowsSkipped: job.rowsSkipped };
   let cursor = job.cursor ? (JSON.parse(job.cursor) as unknown[]) : null;
   const pageRows = run.provider ? deps.embedPageRows : deps.pageRows;
+  // A table's first sync (nothing of it in the index yet, not resumed) only adds rows: nothing to compare or replace.
+  const fresh = job.cursor === null && (await space.countRows(run.src)) === 0;
 
   if (job.rowsTotal === null) {
     const rowsTotal = Math.min(await countRows(executor, table, deps.queryTimeoutMs), job.rowLimit);
@@ -67,7 +69,7 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
     const page = pageQuery(executor, table, cursor, size);
     const rows = await executor.query(page.sql, page.params, timeout);
     if (rows.length === 0) break;
-    const written = await writePage(run, rows, counters);
+    const written = await writePage(run, rows, counters, fresh);
     cursor = cursorOf(table, rows[rows.length - 1]!);
     counters.rowsDone += rows.length;
     sinceOptimize += written;
@@ -92,10 +94,10 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
 }
 
 /** Writes the page's new and changed rows (with vectors for semantic tables); returns how many were written. */
-async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], counters: Counters): Promise<number> {
+async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], counters: Counters, fresh: boolean): Promise<number> {
   const { space, provider } = run;
   const rows = sourceRows.map((row) => indexRowOf(run.src, run.table, row)).filter((row): row is IndexRow => row !== null);
-  const stored = await space.existing(rows.map((row) => row.rid));
+  const stored = fresh ? new Map<string, never>() : await space.existing(rows.map((row) => row.rid));
   const changed = rows.filter((row) => {
     const known = stored.get(row.rid);
     return !known || known.hash !== row.hash || (provider !== null && known.vmodel !== provider.id && row.text !== '');
@@ -106,7 +108,7 @@ async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], co
     const dimensions = changed.find((row) => row.vector)?.vector?.length;
     if (dimensions) await space.ensureVectorColumn(dimensions);
   }
-  await space.upsert(changed);
+  await (fresh ? space.append(changed) : space.upsert(changed));
   counters.rowsWritten += changed.length;
   return changed.length;
 }

@@ -82,6 +82,8 @@ interface DatabasePlan {
   searchLive: boolean;
   /** Selected tables that cannot be searched by meaning yet, and why. */
   notSemantic: NotSemantic[];
+  /** Every table of the connection in the index is searched from it (none partly written by a first sync). */
+  wholeIndex: boolean;
 }
 
 type Candidate = Ranked & { plan: DatabasePlan } & (
@@ -160,6 +162,7 @@ export class SearchService {
     const [indexed, liveOutcomes] = await Promise.all([
       searchIndex(this.deps.index.store, {
         space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query.root), vector, window: top, semanticRatio,
+        wholeSpace: plans.every((p) => p.wholeIndex) && (request.databases ?? []).length === 0 && (request.tables ?? []).length === 0,
       }),
       Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
         offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
@@ -208,7 +211,7 @@ export class SearchService {
   private async plan(records: DatabaseConnectionRecord[], request: SearchRequest, mode: SearchData['searchMode']): Promise<DatabasePlan[]> {
     const { tables: indexed, liveJobs } = await this.deps.index.indexedTables(records.map((r) => r.id));
     return Promise.all(records.map(async (record): Promise<DatabasePlan> => {
-      const plan: DatabasePlan = { record, sources: [], live: [], indexedNames: new Set(), indexedAt: null, searchLive: false, notSemantic: [] };
+      const plan: DatabasePlan = { record, sources: [], live: [], indexedNames: new Set(), indexedAt: null, searchLive: false, notSemantic: [], wholeIndex: false };
       let schema: TableSchema[];
       try {
         schema = await this.deps.databases.tablesOf(record);
@@ -240,6 +243,7 @@ export class SearchService {
         }
       }
       plan.searchLive = plan.live.length > 0;
+      plan.wholeIndex = indexed.filter((t) => t.connectionId === record.id).every((t) => plan.indexedNames.has(t.tableName));
       return plan;
     }));
   }
