@@ -84,6 +84,8 @@ interface DatabasePlan {
   notSemantic: NotSemantic[];
   /** Every table of the connection in the index is searched from it (none partly written by a first sync). */
   wholeIndex: boolean;
+  /** When each of its indexed tables was last synced (ms): what the index's part of an answer depends on. */
+  syncedAt: number[];
 }
 
 type Candidate = Ranked & { plan: DatabasePlan } & (
@@ -136,9 +138,13 @@ export class SearchService {
     if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
     const top = offset + limit;
 
-    // Semantic and hybrid answers are never cached: each counts an AI request.
+    const plans = await this.plan(records, request, mode);
+    // Semantic and hybrid answers are never cached: each counts an AI request. A page is keyed by every connection's
+    // version and the last sync of each of its indexed tables, so a sync finished by any process is seen at once.
     const cacheKey = this.deps.cache.enabled && (mode === 'natural' || mode === 'boolean')
-      ? createHash('sha256').update(JSON.stringify({ fingerprint, offset, limit, d: records.map((r) => [r.id, r.updatedAt.getTime()]) })).digest('base64url')
+      ? createHash('sha256').update(JSON.stringify({
+        fingerprint, offset, limit, d: plans.map((p) => [p.record.id, p.record.updatedAt.getTime(), p.syncedAt]),
+      })).digest('base64url')
       : null;
     const cached = cacheKey ? await this.deps.cache.get(cacheKey) : null;
     if (cached) {
@@ -149,7 +155,6 @@ export class SearchService {
     }
 
     const deadline = started + this.deps.timeoutMs;
-    const plans = await this.plan(records, request, mode);
     const sources = plans.flatMap((p) => p.sources);
     const notSemantic = plans.flatMap((p) => p.notSemantic);
     const semanticSources = sources.filter((s) => s.semanticReady);
@@ -211,7 +216,7 @@ export class SearchService {
   private async plan(records: DatabaseConnectionRecord[], request: SearchRequest, mode: SearchData['searchMode']): Promise<DatabasePlan[]> {
     const { tables: indexed, liveJobs } = await this.deps.index.indexedTables(records.map((r) => r.id));
     return Promise.all(records.map(async (record): Promise<DatabasePlan> => {
-      const plan: DatabasePlan = { record, sources: [], live: [], indexedNames: new Set(), indexedAt: null, searchLive: false, notSemantic: [], wholeIndex: false };
+      const plan: DatabasePlan = { record, sources: [], live: [], indexedNames: new Set(), indexedAt: null, searchLive: false, notSemantic: [], wholeIndex: false, syncedAt: [] };
       let schema: TableSchema[];
       try {
         schema = await this.deps.databases.tablesOf(record);
@@ -236,6 +241,7 @@ export class SearchService {
             semanticReady: entry.semantic && entry.vectorModel === this.deps.index.providerId,
           });
           plan.indexedNames.add(name);
+          plan.syncedAt.push(entry.syncedAt.getTime());
           const asOf = entry.syncStartedAt ?? entry.syncedAt;
           if (!plan.indexedAt || asOf < plan.indexedAt) plan.indexedAt = asOf;
         } else {
