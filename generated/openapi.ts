@@ -1707,6 +1707,12 @@ export interface components {
             reason: string | null;
             /** @description The table's rows are embedded for semantic and hybrid search (`updateIndexedTable`). */
             semantic: boolean;
+            /** @description Columns a search may filter and facet by (`filter`, `facets`), copied into the index with each row. */
+            filterableColumns: string[];
+            /** @description Columns a search may sort by (`sort`). */
+            sortableColumns: string[];
+            /** @description Columns that can be made filterable or sortable, with their kind: numbers, dates, booleans and text (text values are kept up to 256 characters). */
+            eligibleColumns: components["schemas"]["ColumnKind"][];
             /** @description Its rows have vectors of the current embedding model: `semantic` and `hybrid` search rank it by meaning. */
             semanticReady: boolean;
             /** @description Rows in the index after the last finished sync. */
@@ -1751,9 +1757,18 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        ColumnKind: {
+            column: string;
+            /** @enum {string} */
+            kind: "number" | "date" | "boolean" | "text";
+        };
         UpdateIndexedTableRequest: {
             /** @description Embed the table's rows for semantic and hybrid search. */
             semantic?: boolean;
+            /** @description Columns searches may filter and facet by (replaces the list; `eligibleColumns` says which qualify). A change rewrites the table's rows in the index: a sync is queued. */
+            filterableColumns?: string[];
+            /** @description Columns searches may sort by (replaces the list). A change queues a sync. */
+            sortableColumns?: string[];
         };
         IndexJobResponse: {
             success: components["schemas"]["SuccessFlag"];
@@ -1797,6 +1812,27 @@ export interface components {
              * @default 0.25
              */
             semanticRatio?: number;
+            filter?: components["schemas"]["SearchFilter"];
+            /** @description Order by these sortable columns (`updateIndexedTable`), in turn; ties by relevance, then by result id, so pages and cursors stay stable. Rows without a value come last. */
+            sort?: {
+                column: string;
+                /**
+                 * @default asc
+                 * @enum {string}
+                 */
+                direction?: "asc" | "desc";
+            }[];
+            /** @description Filterable columns to count values of over the matches (not just the page): `facets` in the answer, the 10 most frequent values each. */
+            facets?: string[];
+            /**
+             * @description Natural and hybrid modes: correct a word that no selected row contains when it is within 1 edit (words of 5-8 letters) or 2 (9 or more) of one they do; `corrections` lists what was corrected. Exact words are never corrected.
+             * @default true
+             */
+            typoTolerance?: boolean;
+            /** @description A factor on the scores of each named database (default 1), to favour one source over another in the merged ranking; the ids must be among the searched databases. */
+            databaseWeights?: {
+                [key: string]: number;
+            };
             /**
              * @description Results per page.
              * @default 20
@@ -1809,6 +1845,52 @@ export interface components {
             offset?: number;
             /** @description `nextCursor` of the previous page; replaces `offset`. */
             cursor?: string;
+        };
+        /**
+         * @description Narrows a search to rows whose filterable columns (`updateIndexedTable`) meet conditions, combined with
+         *     `and`, `or` and `not` (at most 50 conditions, 6 levels). A condition names a `column` and an `op`: `eq`,
+         *     `ne`, `lt`, `lte`, `gt`, `gte` with a `value` (ranges on numbers and dates; dates as ISO 8601 text), `in` with
+         *     `values`, `isNull` with `value` true (no value) or false (has one). The filter applies to every selected
+         *     table that has all the columns it names; a table that lacks one is left out (`excludedTables`), and a
+         *     column no selected table can filter by, or a value of the wrong type, is 400 naming its path. Filters,
+         *     sorting and facets read Quarry's index: tables searched live are left out while one is used.
+         * @example {
+         *       "and": [
+         *         {
+         *           "column": "category",
+         *           "op": "eq",
+         *           "value": "audio"
+         *         },
+         *         {
+         *           "column": "price",
+         *           "op": "lt",
+         *           "value": 100
+         *         },
+         *         {
+         *           "column": "inStock",
+         *           "op": "eq",
+         *           "value": true
+         *         }
+         *       ]
+         *     }
+         */
+        SearchFilter: components["schemas"]["FilterCondition"] | components["schemas"]["FilterAll"] | components["schemas"]["FilterAny"] | components["schemas"]["FilterNot"];
+        FilterValue: string | number | boolean;
+        FilterCondition: {
+            column: string;
+            /** @enum {string} */
+            op: "eq" | "ne" | "in" | "lt" | "lte" | "gt" | "gte" | "isNull";
+            value?: components["schemas"]["FilterValue"];
+            values?: components["schemas"]["FilterValue"][];
+        };
+        FilterAll: {
+            and: components["schemas"]["SearchFilter"][];
+        };
+        FilterAny: {
+            or: components["schemas"]["SearchFilter"][];
+        };
+        FilterNot: {
+            not: components["schemas"]["SearchFilter"];
         };
         SearchResult: {
             /** @description Stable id: `<databaseId>:<table>:<primary key value(s), comma-joined>`. */
@@ -1873,6 +1955,29 @@ export interface components {
                 databases: components["schemas"]["DatabaseSearchStatus"][];
                 /** @description Selected tables searched live rather than from Quarry's index, and why. */
                 liveTables: components["schemas"]["LiveTable"][];
+                /** @description Selected tables left out of this search: `missing_column` (it lacks a column the `filter`, `sort` or `facets` name), `not_indexed` (filters, sorting and facets read the index, and the table is searched live). */
+                excludedTables: {
+                    databaseId: string;
+                    table: string;
+                    /** @enum {string} */
+                    reason: "missing_column" | "not_indexed";
+                    /** @description For `missing_column`: the first column it lacks. */
+                    column?: string;
+                }[];
+                /** @description Words corrected by typo tolerance, as typed and as searched. */
+                corrections: {
+                    word: string;
+                    correctedTo: string;
+                }[];
+                /** @description The requested `facets`: per column, its 10 most frequent values among the matches with their counts (dates as ISO 8601). Counted over the same matches as `total`: exact unless `facetsAreEstimate`. */
+                facets?: {
+                    [key: string]: {
+                        value: components["schemas"]["FilterValue"];
+                        count: number;
+                    }[];
+                };
+                /** @description The facet counts cover the first 1,100 matches by relevance only (there are more). */
+                facetsAreEstimate?: boolean;
                 /** @description Live tables searched without a full-text index of their database (a bounded scan). */
                 unindexedTables: {
                     databaseId: string;

@@ -9,6 +9,9 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
   declare semantic: CreationOptional<boolean>;
   declare keyColumns: CreationOptional<string[] | null>;
   declare textColumns: CreationOptional<string[] | null>;
+  /** Columns searches may filter and facet by, and sort by (issue 26). */
+  declare filterableColumns: CreationOptional<string[] | null>;
+  declare sortableColumns: CreationOptional<string[] | null>;
   declare rows: CreationOptional<number>;
   declare truncated: CreationOptional<boolean>;
   declare vectorModel: CreationOptional<string | null>;
@@ -26,6 +29,8 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
         semantic: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         keyColumns: { type: DataTypes.JSON, allowNull: true },
         textColumns: { type: DataTypes.JSON, allowNull: true },
+        filterableColumns: { type: DataTypes.JSON, allowNull: true },
+        sortableColumns: { type: DataTypes.JSON, allowNull: true },
         rows: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         truncated: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         vectorModel: { type: DataTypes.STRING(200), allowNull: true },

@@ -99,10 +99,16 @@ export const indexJobRepository = {
     return updated === 1;
   },
 
-  /** Ends a running job (done or failed); false when it was cancelled meanwhile. */
-  async finish(id: string, status: 'done' | 'failed', changes: IndexJobProgress): Promise<boolean> {
-    const [updated] = await IndexJobModel.update({ ...changes, status, heartbeatAt: null }, { where: { id, status: 'running' } });
-    return updated === 1;
+  /**
+   * Ends a running job (done or failed); false when it was cancelled meanwhile. `next` is queued in the same
+   * transaction, so the table is never seen without a live job between the two.
+   */
+  async finish(id: string, status: 'done' | 'failed', changes: IndexJobProgress, next?: NewIndexJob | null): Promise<boolean> {
+    return IndexJobModel.sequelize!.transaction(async (transaction) => {
+      const [updated] = await IndexJobModel.update({ ...changes, status, heartbeatAt: null }, { where: { id, status: 'running' }, transaction });
+      if (updated === 1 && next) await IndexJobModel.create({ ...next, status: 'queued' }, { transaction });
+      return updated === 1;
+    });
   },
 
   /** Cancels a live job; false when it had already ended. */

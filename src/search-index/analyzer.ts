@@ -19,6 +19,11 @@ const STOP_WORDS = new Set([
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
+/** A word the index's analyzer drops (compared folded, as the index folds it). */
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(fold(word));
+}
+
 /** A word folded as the index folds it: lower case, accents removed. */
 function fold(word: string): string {
   return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SqlExecutor, TableSchema } from '../connectors/index.js';
+import { filterValue, type IndexedColumn } from './filter-columns.js';
 import type { IndexRow } from './index-store.js';
 
 type Row = Record<string, unknown>;
@@ -82,8 +83,11 @@ export function fieldColumns(table: TableSchema): string[] {
   return table.columns.filter((c) => c.type !== 'tsvector').map((c) => c.name);
 }
 
-/** The index row of a source row, without its vector (sync adds it for semantic tables). */
-export function indexRowOf(src: string, table: TableSchema, row: Row): IndexRow | null {
+/**
+ * The index row of a source row, without its vector (sync adds it for semantic tables), with the values of its
+ * filterable and sortable `columns`. The hash covers which columns those are, so choosing others rewrites every row.
+ */
+export function indexRowOf(src: string, table: TableSchema, row: Row, columns: IndexedColumn[] = []): IndexRow | null {
   const pk = primaryKeyJson(table, row);
   if (pk.length > MAX_KEY_CHARS) return null;
   const parts: string[] = [];
@@ -93,7 +97,10 @@ export function indexRowOf(src: string, table: TableSchema, row: Row): IndexRow 
   }
   const text = parts.join('\n').slice(0, MAX_INDEX_TEXT_CHARS);
   const fields = JSON.stringify(Object.fromEntries(fieldColumns(table).map((c) => [c, fieldValue(row[c])])));
-  return { rid: rowId(src, pk), src, pk, hash: shortHash(`${text}\u0000${fields}`), thash: shortHash(text), text, fields };
+  const indexed = columns.map((c) => c.physical).join(',');
+  const entry: IndexRow = { rid: rowId(src, pk), src, pk, hash: shortHash(`${text}\u0000${fields}\u0000${indexed}`), thash: shortHash(text), text, fields };
+  if (columns.length > 0) entry.filters = Object.fromEntries(columns.map((c) => [c.physical, filterValue(row[c.column], c.kind)]));
+  return entry;
 }
 
 /** The text an embedding model reads for a row. */

@@ -1,18 +1,24 @@
 /**
- * Search over Quarry's own index (issue 27): one query per search space ranks every selected indexed table at once.
+ * Search over Quarry's own index (issues 27 and 26): one query per search space ranks every selected indexed table
+ * at once.
  *
- * - natural: BM25 over the rows' text in the space's one statistics space; any word may match, `-word` excludes.
+ * - natural: BM25 over the rows' text in the space's one statistics space; any word may match, `-word` excludes,
+ *   and a word no selected row contains is corrected when it is a likely typo (typos.ts).
  * - semantic: cosine similarity to the query's embedding over the rows of tables searched semantically (at least
  *   MIN_SIMILARITY).
  * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores (fusion.ts).
  *
- * Counting every match of an any-word query would score most of the table, so matches are counted up to COUNT_CAP;
- * beyond it the total says so (`totalIsEstimate`). Results carry the row's stored fields and a snippet Quarry cuts
- * from its text, marking the words that stem like the query's.
+ * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
+ * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
+ * so matches are counted up to COUNT_CAP, and weights, sorting and facets work over those counted matches: beyond
+ * the cap the answer says so (`totalIsEstimate`, `facetsAreEstimate`). Results carry the row's stored fields and a
+ * snippet Quarry cuts from its text, marking the words that stem like the query's.
  */
 import { highlightByStems } from './analyzer.js';
+import type { ColumnKind } from './filter-columns.js';
 import { convexFusion } from './fusion.js';
-import type { IndexHit, IndexStore, TextQuery } from './index-store.js';
+import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
+import { correctTypos, type Correction } from './typos.js';
 
 /** Matches counted exactly; a search whose matches reach it reports COUNT_CAP and `totalIsEstimate`. */
 export const COUNT_CAP = 1100;
@@ -20,6 +26,8 @@ export const COUNT_CAP = 1100;
 export const MIN_SIMILARITY = 0.2;
 /** Candidates each ranking of a hybrid search contributes to the fusion, at the least. */
 export const HYBRID_DEPTH = 100;
+/** Values listed per facet, most frequent first. */
+export const FACET_VALUES = 10;
 
 /** An indexed table as search sees it. */
 export interface IndexedSource {
@@ -33,6 +41,13 @@ export interface IndexedSource {
   semanticReady: boolean;
 }
 
+/** A column to sort or facet by, by its name in the index. */
+export interface ColumnRef {
+  name: string;
+  physical: string[];
+  kind: ColumnKind;
+}
+
 export interface IndexSearchInput {
   space: string;
   sources: IndexedSource[];
@@ -42,18 +57,27 @@ export interface IndexSearchInput {
   vector: Float32Array | null;
   /** Rows the search must rank (offset + limit). */
   window: number;
-  /** The sources are every table of the space: the text search needs no filter. */
+  /** The sources are every table of the space and no filter narrows them: the text search needs no filter. */
   wholeSpace: boolean;
   semanticRatio: number;
+  /** The compiled `filter` (its tables are already the only sources). */
+  where?: string | null;
+  typoTolerance?: boolean;
+  /** Factor on each connection's scores (absent: 1). */
+  weights?: Map<string, number>;
+  sort?: Array<{ column: ColumnRef; descending: boolean }>;
+  facets?: ColumnRef[];
 }
 
 export interface IndexSearchResult {
-  /** Ranked best first, at most `window`. */
+  /** Ranked best first (or by `sort`), at most `window`. */
   hits: IndexHit[];
   total: number;
   totalIsEstimate: boolean;
   /** Matches per connection id (within the counted matches). */
   matchesByConnection: Map<string, number>;
+  facets: Record<string, Array<{ value: unknown; count: number }>>;
+  corrections: Correction[];
 }
 
 export interface HitDetail {
@@ -63,50 +87,122 @@ export interface HitDetail {
   matchedColumns: string[];
 }
 
+const byScore = (a: IndexHit, b: IndexHit) => b.score - a.score || (a.rid < b.rid ? -1 : a.rid > b.rid ? 1 : 0);
+
 export async function searchIndex(store: Pick<IndexStore, 'space'>, input: IndexSearchInput): Promise<IndexSearchResult> {
-  const empty: IndexSearchResult = { hits: [], total: 0, totalIsEstimate: false, matchesByConnection: new Map() };
+  const result: IndexSearchResult = { hits: [], total: 0, totalIsEstimate: false, matchesByConnection: new Map(), facets: {}, corrections: [] };
   const space = input.sources.length > 0 ? await store.space(input.space) : null;
-  if (!space) return empty;
-  const all = input.wholeSpace ? null : input.sources.map((s) => s.src);
-  const semantic = input.sources.filter((s) => s.semanticReady).map((s) => s.src);
+  if (!space) return result;
+  const columns = [...new Set([...(input.sort ?? []).flatMap((s) => s.column.physical), ...(input.facets ?? []).flatMap((f) => f.physical)])];
+  const scope: SearchScope = {
+    srcs: input.wholeSpace && !input.where ? null : input.sources.map((s) => s.src),
+    where: input.where ?? null,
+    columns,
+  };
+  const semanticScope: SearchScope = { ...scope, srcs: input.sources.filter((s) => s.semanticReady).map((s) => s.src) };
+
+  let text = input.text;
+  if (input.typoTolerance && input.mode !== 'semantic') {
+    const corrected = await correctTypos(space, text, scope);
+    text = corrected.query;
+    result.corrections = corrected.corrections;
+  }
 
   let counted: IndexHit[];
-  let hits: IndexHit[];
+  let ranked: IndexHit[];
   if (input.mode === 'natural') {
-    counted = await space.searchText(input.text, all, COUNT_CAP + 1);
-    hits = counted;
+    counted = await space.searchText(text, scope, COUNT_CAP + 1);
+    ranked = counted;
   } else if (input.mode === 'semantic') {
-    counted = input.vector ? await space.searchVector(input.vector, semantic, COUNT_CAP + 1, MIN_SIMILARITY) : [];
-    hits = counted;
+    counted = input.vector ? await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY) : [];
+    ranked = counted;
   } else {
     const depth = Math.max(input.window, HYBRID_DEPTH);
-    const [text, vector] = await Promise.all([
-      space.searchText(input.text, all, Math.max(depth, COUNT_CAP + 1)),
-      input.vector ? space.searchVector(input.vector, semantic, depth, MIN_SIMILARITY) : Promise.resolve([]),
+    const [byText, byMeaning] = await Promise.all([
+      space.searchText(text, scope, Math.max(depth, COUNT_CAP + 1)),
+      input.vector ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
-    hits = convexFusion(text.slice(0, depth), vector, input.semanticRatio);
-    // Every text match counts, and so does every row only the vector ranking found.
-    const textIds = new Set(text.map((h) => h.rid));
-    counted = [...text, ...vector.filter((h) => !textIds.has(h.rid))];
+    ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
+    // Every text match counts, and so does every row only the meaning ranking found.
+    const seen = new Set(ranked.map((h) => h.rid));
+    counted = [...ranked, ...byText.filter((h) => !seen.has(h.rid) && seen.add(h.rid)), ...byMeaning.filter((h) => !seen.has(h.rid) && seen.add(h.rid))];
+    // Rows outside the fused lists rank after them, by nothing but their column values when sorted.
+    const fused = new Set(ranked.map((h) => h.rid));
+    for (const hit of counted) if (!fused.has(hit.rid)) hit.score = 0;
+    ranked = counted;
   }
 
   const connectionOf = new Map(input.sources.map((s) => [s.src, s.connectionId]));
-  if (input.wholeSpace) {
-    // Rows a failed clean-up left behind belong to no source: never an answer.
-    hits = hits.filter((h) => connectionOf.has(h.src));
-    counted = counted.filter((h) => connectionOf.has(h.src));
+  // Rows a failed clean-up left behind belong to no source: never an answer.
+  counted = counted.filter((h) => connectionOf.has(h.src)).slice(0, COUNT_CAP + 1);
+  ranked = ranked.filter((h) => connectionOf.has(h.src));
+  if (input.weights && input.weights.size > 0) {
+    ranked = ranked.map((h) => ({ ...h, score: h.score * (input.weights!.get(connectionOf.get(h.src)!) ?? 1) })).sort(byScore);
   }
-  const matchesByConnection = new Map<string, number>();
-  for (const hit of counted.slice(0, COUNT_CAP)) {
+  if (input.sort && input.sort.length > 0) ranked = sortByColumns(ranked, input.sort);
+
+  const within = counted.slice(0, COUNT_CAP);
+  for (const hit of within) {
     const id = connectionOf.get(hit.src)!;
-    matchesByConnection.set(id, (matchesByConnection.get(id) ?? 0) + 1);
+    result.matchesByConnection.set(id, (result.matchesByConnection.get(id) ?? 0) + 1);
   }
-  return {
-    hits: hits.slice(0, input.window),
-    total: Math.min(counted.length, COUNT_CAP),
-    totalIsEstimate: counted.length > COUNT_CAP,
-    matchesByConnection,
+  for (const facet of input.facets ?? []) result.facets[facet.name] = facetCounts(within, facet);
+  result.hits = ranked.slice(0, input.window);
+  result.total = within.length;
+  result.totalIsEstimate = counted.length > COUNT_CAP;
+  return result;
+}
+
+/** A hit's value of a column: the first of its physical columns that has one (a table has at most one of them). */
+function valueOf(hit: IndexHit, column: ColumnRef): unknown {
+  for (const physical of column.physical) {
+    const value = hit.values?.[physical];
+    if (value !== null && value !== undefined) return value;
+  }
+  return null;
+}
+
+/** By the sort columns (rows without a value last), then by score, then by id: a total order, stable across pages. */
+function sortByColumns(hits: IndexHit[], sort: NonNullable<IndexSearchInput['sort']>): IndexHit[] {
+  const compare = (a: unknown, b: unknown): number => {
+    if (a === b) return 0;
+    if (a === null) return 1;
+    if (b === null) return -1;
+    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+    return String(a) < String(b) ? -1 : 1;
   };
+  return [...hits].sort((x, y) => {
+    for (const { column, descending } of sort) {
+      const a = valueOf(x, column);
+      const b = valueOf(y, column);
+      if (a === null || b === null) {
+        const nulls = compare(a, b);
+        if (nulls !== 0) return nulls;
+        continue;
+      }
+      const order = compare(a, b);
+      if (order !== 0) return descending ? -order : order;
+    }
+    return byScore(x, y);
+  });
+}
+
+/** The most frequent values of a column among the counted matches (dates as ISO timestamps). */
+function facetCounts(hits: IndexHit[], facet: ColumnRef): Array<{ value: unknown; count: number }> {
+  const counts = new Map<string, { value: unknown; count: number }>();
+  for (const hit of hits) {
+    const raw = valueOf(hit, facet);
+    if (raw === null) continue;
+    const value = facet.kind === 'date' ? new Date(Number(raw)).toISOString() : raw;
+    const key = `${typeof value}:${String(value)}`;
+    const entry = counts.get(key) ?? { value, count: 0 };
+    entry.count += 1;
+    counts.set(key, entry);
+  }
+  return [...counts.values()]
+    .sort((a, b) => b.count - a.count || (String(a.value) < String(b.value) ? -1 : 1))
+    .slice(0, FACET_VALUES);
 }
 
 /** The stored fields, primary key, snippet and matched columns of the page's rows, by rid. */

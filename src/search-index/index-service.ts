@@ -16,6 +16,7 @@ import type { IndexJobRecord, IndexJobRepository } from '../repositories/index-j
 import type { IndexTableRecord, IndexTableRepository } from '../repositories/index-table-repository.js';
 import type { UserCaller } from '../services/callers.js';
 import { contentTables, indexableProblem, tableId } from './documents.js';
+import { eligibleColumns } from './filter-columns.js';
 import { spaceName, type IndexStore } from './index-store.js';
 
 type IndexJob = components['schemas']['IndexJob'];
@@ -112,16 +113,41 @@ export class IndexService {
     return { jobs: jobs.map((job) => this.jobView(job)) };
   }
 
-  /** updateIndexedTable: settings of one table's index; a change that needs the rows written again queues a sync. */
-  async updateTable(caller: UserCaller, databaseId: string, name: string, input: { semantic?: boolean }): Promise<IndexedTable> {
+  /**
+   * updateIndexedTable: settings of one table's index. Semantic search turned on, or other filterable or sortable
+   * columns, need the rows written again: a sync is queued.
+   */
+  async updateTable(
+    caller: UserCaller,
+    databaseId: string,
+    name: string,
+    input: { semantic?: boolean; filterableColumns?: string[]; sortableColumns?: string[] },
+  ): Promise<IndexedTable> {
     const record = await this.deps.owned(caller.user.id, databaseId);
     const table = await this.schemaTable(record, name);
     const problem = indexableProblem(table);
     if (problem) throw validationError([{ location: 'path', path: '/table', message: `names a table that ${problem}` }]);
+    const eligible = new Set(eligibleColumns(table).map((c) => c.column));
+    for (const field of ['filterableColumns', 'sortableColumns'] as const) {
+      const wrong = (input[field] ?? []).findIndex((column) => !eligible.has(column));
+      if (wrong >= 0) {
+        throw validationError([{
+          location: 'body', path: `/${field}/${wrong}`,
+          message: `names "${input[field]![wrong]}", which is not a number, date, boolean or text column of the table (eligible: ${[...eligible].join(', ') || 'none'})`,
+        }]);
+      }
+    }
     const indexed = await this.deps.tables.ensure(record.id, tableId(table), () => newId('itb'));
-    if (input.semantic !== undefined && input.semantic !== indexed.semantic) {
-      await this.deps.tables.update(indexed.id, { semantic: input.semantic });
-      if (input.semantic && record.indexEnabled) await this.enqueue(record, [table], 'settings');
+    const same = (a: string[] | null | undefined, b: string[] | undefined) => b === undefined || JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...b].sort());
+    const changes = {
+      ...(input.semantic !== undefined && input.semantic !== indexed.semantic && { semantic: input.semantic }),
+      ...(!same(indexed.filterableColumns, input.filterableColumns) && { filterableColumns: [...new Set(input.filterableColumns)] }),
+      ...(!same(indexed.sortableColumns, input.sortableColumns) && { sortableColumns: [...new Set(input.sortableColumns)] }),
+    };
+    if (Object.keys(changes).length > 0) {
+      await this.deps.tables.update(indexed.id, changes);
+      const rewrite = changes.semantic === true || 'filterableColumns' in changes || 'sortableColumns' in changes;
+      if (rewrite && record.indexEnabled) await this.enqueue(record, [table], 'settings');
     }
     return this.table(caller, databaseId, name);
   }
@@ -310,6 +336,9 @@ export class IndexService {
       state,
       reason,
       semantic: entry?.semantic ?? false,
+      filterableColumns: entry?.filterableColumns ?? [],
+      sortableColumns: entry?.sortableColumns ?? [],
+      eligibleColumns: problem ? [] : eligibleColumns(table),
       semanticReady: Boolean(entry?.semantic && entry.syncedAt && entry.vectorModel === this.deps.providerId),
       rows: entry?.rows ?? 0,
       rowLimit,

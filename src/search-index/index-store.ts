@@ -33,6 +33,8 @@ export interface IndexRow {
   /** Only for tables searched semantically; null elsewhere. */
   vector?: number[] | null;
   vmodel?: string | null;
+  /** The table's filterable and sortable columns, by their names in the index (filter-columns.ts). */
+  filters?: Record<string, number | boolean | string | null>;
 }
 
 /** What a stored row says about itself, to decide whether it must be written again. */
@@ -47,12 +49,39 @@ export interface IndexHit {
   rid: string;
   src: string;
   score: number;
+  /** Filter columns the search asked for (scope.columns), by their names in the index. */
+  values?: Record<string, unknown>;
+  /** The row's text, when the query asked for it (withText). */
+  text?: string;
 }
 
 /** A text query: words ranked by BM25 (any may match); `exclude` words keep a row out. */
 export interface TextQuery {
   words: string;
   exclude?: string[];
+  /** Edits a word may differ by and still match (typo tolerance); 0 or absent: exact words only. */
+  fuzziness?: number;
+  /** Bring back each hit's text (to see which word a fuzzy query matched). */
+  withText?: boolean;
+}
+
+/** Which rows a search reads: these tables (null: every table of the space), this compiled filter, these columns. */
+export interface SearchScope {
+  srcs: string[] | null;
+  where?: string | null;
+  columns?: string[];
+}
+
+function scopeFilter(scope: SearchScope): string | null {
+  const parts = [scope.srcs ? `src IN (${literalList(scope.srcs)})` : null, scope.where ? `(${scope.where})` : null].filter(Boolean);
+  return parts.length > 0 ? parts.join(' AND ') : null;
+}
+
+function hit(row: Record<string, unknown>, score: number, columns: string[] | undefined, withText: boolean | undefined): IndexHit {
+  const found: IndexHit = { rid: String(row.rid), src: String(row.src), score };
+  if (columns && columns.length > 0) found.values = Object.fromEntries(columns.map((c) => [c, row[c] ?? null]));
+  if (withText) found.text = String(row.text ?? '');
+  return found;
 }
 
 export interface IndexStoreOptions {
@@ -73,6 +102,11 @@ export const VECTOR_INDEX_MIN_ROWS = 10_000;
 function literalList(ids: string[]): string {
   for (const id of ids) if (!SAFE_ID.test(id)) throw new Error(`not an index id: ${JSON.stringify(id)}`);
   return ids.map((id) => `'${id}'`).join(', ');
+}
+
+/** Rows as LanceDB takes them: filter columns are columns of their own. */
+function records(rows: IndexRow[]): Array<Record<string, unknown>> {
+  return rows.map(({ filters, ...row }) => (filters ? { ...row, ...filters } : row));
 }
 
 export function spaceName(userId: string, environment: string): string {
@@ -163,14 +197,14 @@ export class IndexSpace {
   /** Inserts new rows and replaces changed ones, by rid. */
   async upsert(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const data = rows as unknown as Array<Record<string, unknown>>;
+    const data = records(rows);
     await this.writes.runExclusive(() => this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data));
   }
 
   /** Appends rows known to be new (a table's first sync): no lookup of rows to replace. */
   async append(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const data = rows as unknown as Array<Record<string, unknown>>;
+    const data = records(rows);
     await this.writes.runExclusive(() => this.table.add(data));
   }
 
@@ -264,15 +298,35 @@ export class IndexSpace {
     });
   }
 
+  /** Adds the columns the index does not have yet (nullable: rows of other tables have no value). */
+  async ensureColumns(columns: Array<{ physical: string; kind: 'number' | 'date' | 'boolean' | 'text' }>): Promise<void> {
+    if (columns.length === 0) return;
+    const { arrow } = await loadLance();
+    await this.writes.runExclusive(async () => {
+      const present = new Set((await this.table.schema()).fields.map((f) => f.name));
+      const fields = columns.filter((c) => !present.has(c.physical)).map((c) => new arrow.Field(
+        c.physical,
+        c.kind === 'boolean' ? new arrow.Bool() : c.kind === 'text' ? new arrow.Utf8() : new arrow.Float64(),
+        true,
+      ));
+      if (fields.length > 0) await this.table.addColumns(fields);
+    });
+  }
+
   /**
-   * Rows of these tables ranked by BM25 over their text, best first; `srcs` null searches every table of the space
-   * (no filter to apply, which LanceDB would otherwise evaluate over every row first).
+   * Rows ranked by BM25 over their text, best first. `scope.srcs` null searches every table of the space (no filter
+   * for LanceDB to evaluate over every row first); `scope.where` is a compiled filter (filters.ts); `scope.columns`
+   * are filter columns each hit carries back (for sorting and facets).
    */
-  async searchText(query: TextQuery, srcs: string[] | null, limit: number): Promise<IndexHit[]> {
-    if (srcs?.length === 0 || limit <= 0) return [];
+  async searchText(query: TextQuery, scope: SearchScope, limit: number): Promise<IndexHit[]> {
+    if (scope.srcs?.length === 0 || limit <= 0 || query.words.trim() === '') return [];
     const { lancedb } = await loadLance();
-    const words = new lancedb.MatchQuery(query.words, 'text', { operator: lancedb.Operator.Or });
+    const words = new lancedb.MatchQuery(query.words, 'text', {
+      operator: lancedb.Operator.Or,
+      ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
+    });
     const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
+    // A boolean query is several times slower than a match query in this engine: only when words are excluded.
     const fts = exclude.length === 0
       ? words
       : new lancedb.BooleanQuery([
@@ -281,23 +335,25 @@ export class IndexSpace {
           [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
       ]);
     let search = this.table.query().fullTextSearch(fts);
-    if (srcs) search = search.where(`src IN (${literalList(srcs)})`);
-    const rows = await search.select(['rid', 'src', '_score']).limit(limit).toArray();
-    return rows.map((row) => ({ rid: row.rid, src: row.src, score: Number(row._score) }));
+    const where = scopeFilter(scope);
+    if (where) search = search.where(where);
+    const rows = await search.select(['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : [])]).limit(limit).toArray();
+    return rows.map((row) => hit(row, Number(row._score), scope.columns, query.withText));
   }
 
-  /** Rows of these tables nearest to `vector` by cosine similarity (score = similarity, at least `minSimilarity`). */
-  async searchVector(vector: Float32Array, srcs: string[], limit: number, minSimilarity: number): Promise<IndexHit[]> {
-    if (srcs.length === 0 || limit <= 0 || !(await this.hasVectors())) return [];
+  /** Rows nearest to `vector` by cosine similarity (score = similarity, at least `minSimilarity`), in `scope`. */
+  async searchVector(vector: Float32Array, scope: SearchScope, limit: number, minSimilarity: number): Promise<IndexHit[]> {
+    if (scope.srcs?.length === 0 || limit <= 0 || !(await this.hasVectors())) return [];
+    const where = scopeFilter(scope);
     const rows = await this.table.vectorSearch(Array.from(vector))
       .column('vector')
       .distanceType('cosine')
-      .where(`src IN (${literalList(srcs)}) AND vector IS NOT NULL`)
+      .where(where ? `(${where}) AND vector IS NOT NULL` : 'vector IS NOT NULL')
       .distanceRange(undefined, 1 - minSimilarity)
-      .select(['rid', 'src', '_distance'])
+      .select(['rid', 'src', '_distance', ...(scope.columns ?? [])])
       .limit(limit)
       .toArray();
-    return rows.map((row) => ({ rid: row.rid, src: row.src, score: 1 - Number(row._distance) }));
+    return rows.map((row) => hit(row, 1 - Number(row._distance), scope.columns, false));
   }
 
   /** The stored rows with these rids (the page of a search), in no particular order. */

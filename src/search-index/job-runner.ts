@@ -9,10 +9,11 @@ import { AppError } from '../errors/app-error.js';
 import { newId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../repositories/database-connection-repository.js';
-import type { IndexJobRecord, IndexJobRepository } from '../repositories/index-job-repository.js';
+import type { IndexJobRecord, IndexJobRepository, NewIndexJob } from '../repositories/index-job-repository.js';
 import type { IndexTableRecord, IndexTableRepository } from '../repositories/index-table-repository.js';
 import { EmbeddingError, type EmbeddingProvider } from '../embeddings/provider.js';
 import { tableId } from './documents.js';
+import { indexedColumns } from './filter-columns.js';
 import type { IndexStore } from './index-store.js';
 import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
 
@@ -169,6 +170,7 @@ export class IndexJobRunner {
           embedPageRows: this.deps.sync?.embedPageRows ?? 64,
           queryTimeoutMs: this.deps.sync?.queryTimeoutMs ?? 30_000,
           optimizeEveryRows: this.deps.sync?.optimizeEveryRows ?? 50_000,
+          followUp: () => this.followUp(indexed, job),
         },
         {
           job,
@@ -177,6 +179,7 @@ export class IndexJobRunner {
           src: indexed.id,
           space: await this.deps.store.ensureSpace(job.space),
           provider: job.semantic ? this.deps.provider : null,
+          columns: indexedColumns(table, [...(indexed.filterableColumns ?? []), ...(indexed.sortableColumns ?? [])]),
           signal,
         },
       );
@@ -192,11 +195,10 @@ export class IndexJobRunner {
   }
 
   /**
-   * The table is searchable from the index as of the job's start; older jobs of the table are forgotten. Semantic
-   * search turned on while the job ran without it queues the sync that embeds the rows.
+   * The table is searchable from the index as of the job's start; older jobs of the table are forgotten.
    */
   private async recordSync(indexed: IndexTableRecord, job: IndexJobRecord, table: TableSchema, outcome: { rows: number; truncated: boolean }): Promise<void> {
-    const now = await this.deps.tables.update(indexed.id, {
+    await this.deps.tables.update(indexed.id, {
       rows: outcome.rows,
       truncated: outcome.truncated,
       keyColumns: table.primaryKey,
@@ -206,11 +208,19 @@ export class IndexJobRunner {
       syncStartedAt: job.startedAt ?? new Date(this.now()),
     });
     await this.deps.jobs.pruneEnded(job.connectionId, job.tableName, [job.id]);
-    if (now?.semantic && !job.semantic) {
-      await this.deps.jobs.createQueued({
-        id: newId('ijob'), connectionId: job.connectionId, tableName: job.tableName, space: job.space, trigger: 'settings',
-        semantic: true, providerId: this.deps.provider.id, rowLimit: job.rowLimit,
-      });
-    }
+  }
+
+  /**
+   * Settings changed while the job ran (semantic search turned on, other filterable or sortable columns; their own
+   * request found this sync under way and queued none): the sync that writes the rows with them, queued as this one ends.
+   */
+  private async followUp(started: IndexTableRecord, job: IndexJobRecord): Promise<NewIndexJob | null> {
+    const now = await this.deps.tables.find(job.connectionId, job.tableName);
+    const chosen = (record: IndexTableRecord) => JSON.stringify([record.filterableColumns ?? [], record.sortableColumns ?? []]);
+    if (!now || !((now.semantic && !job.semantic) || chosen(now) !== chosen(started))) return null;
+    return {
+      id: newId('ijob'), connectionId: job.connectionId, tableName: job.tableName, space: job.space, trigger: 'settings',
+      semantic: now.semantic, providerId: now.semantic ? this.deps.provider.id : null, rowLimit: job.rowLimit,
+    };
   }
 }

@@ -6,13 +6,19 @@
  * after every page, so a stopped job resumes where it was.
  */
 import type { SqlExecutor, TableSchema } from '../connectors/index.js';
-import type { IndexJobProgress, IndexJobRecord } from '../repositories/index-job-repository.js';
+import type { IndexJobProgress, IndexJobRecord, NewIndexJob } from '../repositories/index-job-repository.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { cursorOf, embeddingText, existingKeysQuery, indexRowOf, pageQuery, qualifiedName } from './documents.js';
+import type { IndexedColumn } from './filter-columns.js';
 import type { IndexRow, IndexSpace } from './index-store.js';
 
 export interface SyncDeps {
-  jobs: { progress(id: string, changes: IndexJobProgress): Promise<boolean>; finish(id: string, status: 'done', changes: IndexJobProgress): Promise<boolean> };
+  jobs: {
+    progress(id: string, changes: IndexJobProgress): Promise<boolean>;
+    finish(id: string, status: 'done', changes: IndexJobProgress, next?: NewIndexJob | null): Promise<boolean>;
+  };
+  /** The sync to queue as this one ends (the table's settings changed while it ran), if any. */
+  followUp?(): Promise<NewIndexJob | null>;
   now: () => number;
   /** Rows read and held per page (fewer when embedding: a page is the longest a graceful stop waits). */
   pageRows: number;
@@ -32,6 +38,8 @@ export interface SyncRun {
   space: IndexSpace;
   /** The embedding model when the table is searched semantically. */
   provider: EmbeddingProvider | null;
+  /** Its filterable and sortable columns, copied into the index with each row. */
+  columns: IndexedColumn[];
   /** Aborted when the job is cancelled here or the server stops. */
   signal: AbortSignal;
 }
@@ -52,6 +60,7 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
   const counters: Counters = { rowsDone: job.rowsDone, rowsWritten: job.rowsWritten, rowsEmbedded: job.rowsEmbedded, rowsSkipped: job.rowsSkipped };
   let cursor = job.cursor ? (JSON.parse(job.cursor) as unknown[]) : null;
   const pageRows = run.provider ? deps.embedPageRows : deps.pageRows;
+  await space.ensureColumns(run.columns);
   // A table's first sync (nothing of it in the index yet, not resumed) only adds rows: nothing to compare or replace.
   const fresh = job.cursor === null && (await space.countRows(run.src)) === 0;
 
@@ -89,14 +98,14 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
   const rows = await space.countRows(run.src);
   const finished = await deps.jobs.finish(job.id, 'done', {
     ...counters, rowsDeleted, truncated, rowsTotal: counters.rowsDone, finishedAt: new Date(deps.now()),
-  });
+  }, await deps.followUp?.());
   return finished ? { status: 'done', rows, truncated } : { status: 'cancelled' };
 }
 
 /** Writes the page's new and changed rows (with vectors for semantic tables); returns how many were written. */
 async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], counters: Counters, fresh: boolean): Promise<number> {
   const { space, provider } = run;
-  const rows = sourceRows.map((row) => indexRowOf(run.src, run.table, row)).filter((row): row is IndexRow => row !== null);
+  const rows = sourceRows.map((row) => indexRowOf(run.src, run.table, row, run.columns)).filter((row): row is IndexRow => row !== null);
   const stored = fresh ? new Map<string, never>() : await space.existing(rows.map((row) => row.rid));
   const changed = rows.filter((row) => {
     const known = stored.get(row.rid);

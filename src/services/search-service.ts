@@ -29,7 +29,10 @@ import { indexTextQuery, queryStems } from '../search-index/analyzer.js';
 import { contentTables, indexableProblem, tableId } from '../search-index/documents.js';
 import { hitDetails, searchIndex, type HitDetail, type IndexedSource, type IndexSearchResult } from '../search-index/index-search.js';
 import { spaceName, type IndexHit, type IndexStore } from '../search-index/index-store.js';
+import type { Correction } from '../search-index/typos.js';
+import { indexedColumns } from '../search-index/filter-columns.js';
 import type { KeyCaller } from './callers.js';
+import { needsIndex, refine, type RefinableSource } from './search-refinements.js';
 import type { DatabaseService } from './database-service.js';
 import { keyText, LiveSearch, targetName, type LiveOutcome, type TableOutcome } from './live-search.js';
 import type { SearchRecorder } from './search-recorder.js';
@@ -72,7 +75,7 @@ export interface SearchDeps {
 /** How one database is searched: which of its selected tables the index answers and which are searched live. */
 interface DatabasePlan {
   record: DatabaseConnectionRecord;
-  sources: IndexedSource[];
+  sources: RefinableSource[];
   live: Array<{ table: string; reason: LiveReason }>;
   /** Tables of the index's answer, by name (left out of the live search). */
   indexedNames: Set<string>;
@@ -130,9 +133,11 @@ export class SearchService {
     const limit = request.limit ?? DEFAULT_LIMIT;
     const semanticRatio = request.semanticRatio ?? DEFAULT_SEMANTIC_RATIO;
     const records = await this.selectConnections(caller, request.databases ?? []);
+    const typoTolerance = request.typoTolerance ?? true;
     const fingerprint = searchFingerprint({
       u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
       d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
+      f: request.filter ?? null, s: request.sort ?? null, a: request.facets ?? null, w: request.databaseWeights ?? null, y: typoTolerance,
     });
     const offset = request.cursor !== undefined ? this.cursorOffset(request.cursor, fingerprint) : (request.offset ?? 0);
     if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
@@ -155,19 +160,28 @@ export class SearchService {
     }
 
     const deadline = started + this.deps.timeoutMs;
-    const sources = plans.flatMap((p) => p.sources);
+    const tableOf = new Map(plans.flatMap((p) => p.sources.map((s) => [s.src, { databaseId: p.record.id, table: s.tableName }] as const)));
+    const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), (src) => tableOf.get(src)!);
+    const sources = refined.sources;
+    const byIndexOnly = needsIndex(request);
+    const excluded = [
+      ...refined.excluded,
+      // Filters, sorting and facets read the index: tables searched live are left out of such a search.
+      ...(byIndexOnly ? plans.flatMap((p) => p.live.map((t) => ({ databaseId: p.record.id, table: t.table, reason: 'not_indexed' as const }))) : []),
+    ];
     const notSemantic = plans.flatMap((p) => p.notSemantic);
     const semanticSources = sources.filter((s) => s.semanticReady);
     if (mode === 'semantic' && semanticSources.length === 0) throw semanticIndexRequired(notSemantic);
     const vector = mode !== 'natural' && mode !== 'boolean' && semanticSources.length > 0 ? await this.deps.embedQuery(caller, query.text) : null;
 
     const space = spaceName(caller.user.id, caller.key.environment);
-    const livePlans = mode === 'semantic' ? [] : plans.filter((p) => p.searchLive);
+    const livePlans = mode === 'semantic' || byIndexOnly ? [] : plans.filter((p) => p.searchLive);
     const indexStarted = this.now();
     const [indexed, liveOutcomes] = await Promise.all([
       searchIndex(this.deps.index.store, {
         space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query.root), vector, window: top, semanticRatio,
         wholeSpace: plans.every((p) => p.wholeIndex) && (request.databases ?? []).length === 0 && (request.tables ?? []).length === 0,
+        where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance,
       }),
       Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
         offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
@@ -176,10 +190,10 @@ export class SearchService {
     const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
 
     const answer = this.merge(plans, sources, indexed, liveOutcomes, offset, limit);
-    await this.fillDetails(answer.page.map((p) => p.item), space, sources, query, deadline);
+    await this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(query, indexed.corrections), deadline);
 
     const data = this.pageData({
-      request, mode, answer, offset, limit, started, plans, liveOutcomes, indexed, indexTookMs, notSemantic,
+      request, mode, answer, offset, limit, started, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded,
       nextCursor: () => encodeCursor(this.deps.cursorSecret, fingerprint, top),
     });
     const tables = [...new Set([
@@ -239,6 +253,8 @@ export class SearchService {
             src: entry.id, connectionId: record.id, tableName: name,
             keyColumns: entry.keyColumns ?? table.primaryKey, textColumns: entry.textColumns ?? table.textColumns,
             semanticReady: entry.semantic && entry.vectorModel === this.deps.index.providerId,
+            filterable: indexedColumns(table, entry.filterableColumns ?? []),
+            sortable: indexedColumns(table, entry.sortableColumns ?? []),
           });
           plan.indexedNames.add(name);
           plan.syncedAt.push(entry.syncedAt.getTime());
@@ -293,11 +309,11 @@ export class SearchService {
   }
 
   /** Fields and snippets of the page: index rows from the index, live rows from their databases where missing. */
-  private async fillDetails(page: Candidate[], space: string, sources: IndexedSource[], query: CompiledQuery, deadline: number): Promise<void> {
+  private async fillDetails(page: Candidate[], space: string, sources: IndexedSource[], stems: Set<string>, deadline: number): Promise<void> {
     const fromIndex = page.filter((c): c is Extract<Candidate, { kind: 'index' }> => c.kind === 'index');
     const fromLive = page.filter((c): c is Extract<Candidate, { kind: 'live' }> => c.kind === 'live');
     const [details] = await Promise.all([
-      hitDetails(this.deps.index.store, space, fromIndex.map((c) => c.hit), sources, queryStems(indexTextQuery(query.root).words)),
+      hitDetails(this.deps.index.store, space, fromIndex.map((c) => c.hit), sources, stems),
       this.live.fillDetails(fromLive.map((c) => ({ database: c.outcome, table: c.table, row: c.row })), deadline),
     ]);
     for (const candidate of fromIndex) candidate.detail = details.get(candidate.hit.rid);
@@ -340,6 +356,7 @@ export class SearchService {
     indexed: IndexSearchResult;
     indexTookMs: number;
     notSemantic: NotSemantic[];
+    excluded: SearchData['excludedTables'];
   }): SearchData {
     const { answer, offset, limit } = p;
     const hasMore = offset + answer.page.length < answer.total;
@@ -376,8 +393,15 @@ export class SearchService {
       }),
       unindexedTables: p.liveOutcomes.flatMap((o) => o.tables.filter((t) => t.queries.target.index === null)
         .map((t) => ({ databaseId: o.record.id, table: targetName(t.queries.target) }))),
-      liveTables: p.mode === 'semantic' ? [] : p.plans.flatMap((plan) => plan.live.map((t) => ({ databaseId: plan.record.id, ...t }))),
+      liveTables: p.mode === 'semantic' || p.excluded.some((t) => t.reason === 'not_indexed') ? []
+        : p.plans.flatMap((plan) => plan.live.map((t) => ({ databaseId: plan.record.id, ...t }))),
+      excludedTables: p.excluded,
+      corrections: p.indexed.corrections,
     };
+    if ((p.request.facets?.length ?? 0) > 0) {
+      data.facets = p.indexed.facets as NonNullable<SearchData['facets']>;
+      data.facetsAreEstimate = p.indexed.totalIsEstimate;
+    }
     if (p.mode === 'semantic' || p.mode === 'hybrid') data.semanticUnindexedTables = p.notSemantic;
     return data;
   }
@@ -436,6 +460,11 @@ function plainKey(value: unknown): unknown {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (Buffer.isBuffer(value)) return value.toString('base64');
   return value;
+}
+
+/** The stems snippets mark: the query's words, and the words typo tolerance searched instead of misspelt ones. */
+function highlightStems(query: CompiledQuery, corrections: Correction[]): Set<string> {
+  return queryStems([indexTextQuery(query.root).words, ...corrections.map((c) => c.correctedTo)].join(' '));
 }
 
 /** 409 SEMANTIC_INDEX_REQUIRED: a semantic search none of whose selected tables is searched by meaning yet. */

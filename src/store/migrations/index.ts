@@ -4,6 +4,7 @@ import * as analyticsIndexes from './0002-analytics-indexes.js';
 import * as semanticIndex from './0003-semantic-index.js';
 import * as requestUsageRollups from './0004-request-usage-rollups.js';
 import * as searchIndex from './0020-search-index.js';
+import * as searchIndexColumns from './0021-search-index-columns.js';
 
 export interface Migration {
   name: string;
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   { name: '0003-semantic-index', ...semanticIndex },
   { name: '0004-request-usage-rollups', ...requestUsageRollups },
   { name: '0020-search-index', ...searchIndex },
+  { name: '0021-search-index-columns', ...searchIndexColumns },
 ];
