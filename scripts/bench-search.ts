@@ -30,8 +30,7 @@
  * time goes, not for the headline figure.
  *   npx tsx scripts/bench-search.ts [seconds per case] [pairs at least per query set]
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +39,7 @@ import pg from 'pg';
 import { ApiClient } from '../test/support/api-client.js';
 import { createKey, registerUser } from '../test/support/factories.js';
 import { liftKeyLimits } from './lib/bench.js';
-import { benchPgUrl, CORPUS_DIR } from './lib/bench-corpus.js';
+import { benchPgUrl, corpusQueries, ensurePgArticles, ensurePgDatabase } from './lib/bench-corpus.js';
 import { benchStatementBuilder } from './lib/bench-statement.js';
 import { spawnServer, startScript } from './lib/spawn-server.js';
 import { median, percentile } from './lib/stats.js';
@@ -71,7 +70,6 @@ const WARMUP = 1000;
 const root = fileURLToPath(new URL('../', import.meta.url));
 const probing = process.env.BENCH_PROBE === '1';
 const benchUrl = benchPgUrl();
-const corpusDir = CORPUS_DIR;
 /**
  * PostgreSQL's max_parallel_workers_per_gather for the bench database, set on the database so that every path's
  * connections (pg direct, Quarry, the proxy floor) plan alike: 0 by default, `server` leaves PostgreSQL's own setting.
@@ -85,56 +83,6 @@ const parallelWorkers = process.env.BENCH_PG_PARALLEL_WORKERS ?? '0';
 if (parallelWorkers !== 'server' && !/^\d+$/.test(parallelWorkers)) {
   console.error(`BENCH_PG_PARALLEL_WORKERS must be a whole number of workers or "server", not "${parallelWorkers}"`);
   process.exit(2);
-}
-
-interface Queries {
-  rare200: string[];
-  common200: string[];
-}
-
-function corpus(): Queries {
-  if (!existsSync(join(corpusDir, 'queries.json')) || !existsSync(join(corpusDir, 'articles.tsv'))) {
-    console.log(`generating the corpus in ${corpusDir}`);
-    execFileSync(process.execPath, [join(root, '../shared/bench/gen-corpus.cjs'), corpusDir], { stdio: 'inherit' });
-  }
-  return JSON.parse(readFileSync(join(corpusDir, 'queries.json'), 'utf8')) as Queries;
-}
-
-async function ensureDatabase(): Promise<void> {
-  const admin = new pg.Client({ connectionString: Object.assign(new URL(benchUrl), { pathname: '/postgres' }).toString() });
-  await admin.connect();
-  const name = benchUrl.pathname.slice(1);
-  const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  const quoted = `"${name.replace(/"/g, '""')}"`;
-  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${quoted}`);
-  // Before any path connects: a database's settings apply to the sessions opened after them.
-  await admin.query(parallelWorkers === 'server'
-    ? `ALTER DATABASE ${quoted} RESET max_parallel_workers_per_gather`
-    : `ALTER DATABASE ${quoted} SET max_parallel_workers_per_gather = ${Number(parallelWorkers)}`);
-  await admin.end();
-}
-
-/** Loads articles.tsv unless the table already holds it (unnest batches: pg has no COPY FROM STDIN without an add-on). */
-async function ensureArticles(pool: pg.Pool): Promise<void> {
-  const present = await pool.query("SELECT to_regclass('public.articles') IS NOT NULL AS present");
-  if (present.rows[0].present) {
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM articles');
-    const indexed = await pool.query("SELECT 1 FROM pg_indexes WHERE tablename = 'articles' AND indexname = 'articles_fts'");
-    if (rows[0].n === ROWS && indexed.rowCount === 1) return;
-  }
-  console.log('loading 100,000 articles into PostgreSQL (once; later runs reuse the table)');
-  await pool.query('DROP TABLE IF EXISTS articles');
-  await pool.query('CREATE TABLE articles (id integer PRIMARY KEY, title text NOT NULL, body text NOT NULL)');
-  const lines = readFileSync(join(corpusDir, 'articles.tsv'), 'utf8').split('\n').filter(Boolean);
-  for (let start = 0; start < lines.length; start += 5000) {
-    const batch = lines.slice(start, start + 5000).map((line) => line.split('\t'));
-    await pool.query('INSERT INTO articles (id, title, body) SELECT * FROM unnest($1::int[], $2::text[], $3::text[])', [
-      batch.map((_, i) => start + i + 1), batch.map((b) => b[0]), batch.map((b) => b[1] ?? ''),
-    ]);
-  }
-  await pool.query("CREATE INDEX articles_fts ON articles USING GIN (to_tsvector('english', title || ' ' || body))");
-  // VACUUM as after any bulk load: hint bits and the visibility map set now, not during the first measured queries.
-  await pool.query('VACUUM ANALYZE articles');
 }
 
 interface Measure {
@@ -252,12 +200,12 @@ async function throughput(label: string, concurrency: number, run: (i: number) =
   return summary(label, concurrency, latencies, (performance.now() - started) / 1000, failures);
 }
 
-const queries = corpus();
-await ensureDatabase();
+const queries = corpusQueries();
+await ensurePgDatabase(benchUrl, parallelWorkers);
 const direct = new pg.Pool({ connectionString: benchUrl.toString(), max: POOL_SIZE });
 /** The design check's second path: the same direct query through a pool of its own (its own server processes). */
 const directTwin = new pg.Pool({ connectionString: benchUrl.toString(), max: POOL_SIZE });
-await ensureArticles(direct);
+await ensurePgArticles(direct);
 
 // The statement Quarry builds, from the same discovery Quarry runs.
 const buildStatement = await benchStatementBuilder(benchUrl);
