@@ -284,7 +284,7 @@ export class SearchService {
       const tableKey = `${hit.databaseId}:${hit.table}`;
       let table = tablesOf.get(tableKey);
       if (!table) {
-        table = { queries: this.rowReader(entry.target, query, selection.outcome.executor!), ranking: { rows: [], total: 0, totalIsEstimate: false } };
+        table = { queries: this.rowReader(entry.target, query, selection.outcome.executor!), ranking: { rows: [], total: 0, totalIsEstimate: false, approximate: false } };
         tablesOf.set(tableKey, table);
       }
       semanticList.push({
