@@ -118,7 +118,7 @@ async function searchLatency(n: number, dims = 512) {
   for (let q = 0; q < 200; q += 1) {
     const query = queries.subarray(q * dims, (q + 1) * dims);
     const start = performance.now();
-    const hits = await space.searchVector(query, ['itb_bench'], 20, -1);
+    const hits = await space.searchVector(query, { srcs: ['itb_bench'] }, 20, -1);
     engine.push(performance.now() - start);
     const scanStart = performance.now();
     const exact = exactTop(matrix, dims, query, 10);

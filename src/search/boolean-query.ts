@@ -10,7 +10,8 @@
  *   a OR b        either (`|` too); binds tighter than the implicit AND: `a b OR c` is a AND (b OR c)
  *   word*         prefix
  *   ( ... )       grouping (boolean mode only; at most 8 levels)
- * Natural mode uses the same rules without grouping, like PostgreSQL's websearch_to_tsquery.
+ * Natural mode reads the same syntax without grouping, and any word may match (anyWordQuery): a quoted word or phrase
+ * is required, -word is excluded, every other word is optional and ranks.
  *
  * Leniency instead of errors: an unbalanced quote runs to the end, unbalanced parentheses are ignored, a dangling
  * OR is dropped, an excluded operand of an OR is dropped (it cannot be expressed in every engine), a token without
@@ -18,10 +19,13 @@
  * refused (`excludedOnly`), because no engine can answer "everything except".
  */
 
-/** A node of the parsed query. `not` only appears directly under `and`, and an `and` has a positive child. */
+/**
+ * A node of the parsed query. `not` only appears directly under `and`, and an `and` has a positive child. `quoted`
+ * marks words the user put in quotes (a phrase, or one word), as opposed to words joined by punctuation (e-mail).
+ */
 export type QueryNode =
-  | { kind: 'term'; word: string; prefix: boolean }
-  | { kind: 'phrase'; words: string[] }
+  | { kind: 'term'; word: string; prefix: boolean; quoted?: true }
+  | { kind: 'phrase'; words: string[]; quoted?: true }
   | { kind: 'and'; children: QueryNode[] }
   | { kind: 'or'; children: QueryNode[] }
   | { kind: 'not'; child: QueryNode };
@@ -56,10 +60,10 @@ type Token =
   | { type: 'open'; sign: '+' | '-' | null }
   | { type: 'close' };
 
-function leaf(words: string[], prefix: boolean): QueryNode | null {
+function leaf(words: string[], prefix: boolean, quoted = false): QueryNode | null {
   if (words.length === 0) return null;
-  if (words.length === 1) return { kind: 'term', word: words[0]!, prefix };
-  return { kind: 'phrase', words };
+  const node: QueryNode = words.length === 1 ? { kind: 'term', word: words[0]!, prefix } : { kind: 'phrase', words };
+  return quoted ? { ...node, quoted: true } : node;
 }
 
 function signOf(run: string): '+' | '-' | null {
@@ -91,7 +95,7 @@ function tokenize(text: string, options: ParseOptions): Token[] {
       const end = text.indexOf('"', at + 1);
       const body = end === -1 ? text.slice(at + 1) : text.slice(at + 1, end);
       i = end === -1 ? text.length : end + 1;
-      const node = leaf(take(wordsOf(body)), false);
+      const node = leaf(take(wordsOf(body)), false, true);
       if (node) tokens.push({ type: 'item', sign, node });
       continue;
     }
@@ -238,4 +242,51 @@ export function positiveTerms(root: QueryNode | null): PositiveTerm[] {
   };
   if (root) walk(root);
   return terms;
+}
+
+/**
+ * A natural-mode query (searchMode natural): any of its words may match. Quoted words and phrases are required and
+ * excluded ones must not occur, as in boolean mode; every other word is optional, and a row needs at least one of them
+ * unless a quoted item already decides it. Rows are ranked by every positive item, so a row that holds more of the
+ * words, or rarer ones, comes first.
+ */
+export interface AnyWordQuery {
+  /** The condition a row must meet. */
+  match: QueryNode;
+  /** Every positive item OR-ed: what engines rank by and highlight. */
+  rank: QueryNode;
+  /** The positive items one by one, optional ones first (each seeds a list of candidate rows on the live path). */
+  items: QueryNode[];
+  /** Quoted items: a row must hold each of them. */
+  required: QueryNode[];
+  /** Items a row must not hold. */
+  excluded: QueryNode[];
+}
+
+const join = (kind: 'and' | 'or', children: QueryNode[]): QueryNode =>
+  children.length === 1 ? children[0]! : flatten({ kind, children });
+
+/** The any-word reading of a tree parsed without grouping (parseQuery with grouping: false). */
+export function anyWordQuery(root: QueryNode): AnyWordQuery {
+  const top = root.kind === 'and' ? root.children : [root];
+  const excluded = top.flatMap((node) => (node.kind === 'not' ? [node.child] : []));
+  const positives = top.filter((node) => node.kind !== 'not');
+  const required = positives.filter((node) => (node.kind === 'term' || node.kind === 'phrase') && node.quoted === true);
+  // `a OR b` adds nothing when any word may match: its operands are optional items like any other.
+  const optional = positives.filter((node) => !required.includes(node)).flatMap((node) => (node.kind === 'or' ? node.children : [node]));
+  const seen = new Set<string>();
+  const items = [...optional, ...required].filter((node) => {
+    const key = JSON.stringify(node).toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const gate = required.length > 0 ? required : [join('or', optional)];
+  return {
+    match: join('and', [...gate, ...excluded.map((child): QueryNode => ({ kind: 'not', child }))]),
+    rank: join('or', items),
+    items,
+    required,
+    excluded,
+  };
 }

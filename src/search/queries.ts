@@ -1,5 +1,6 @@
 /** The query compiled once per search, and the statement builder of each table by its engine and index. */
-import { parseQuery, positiveTerms } from './boolean-query.js';
+import { anyWordQuery, parseQuery, positiveTerms } from './boolean-query.js';
+import { LIVE_RANK_CANDIDATES } from './sql-common.js';
 import { createLikeQueries } from './sql-like.js';
 import { createMysqlQueries } from './sql-mysql.js';
 import { createPostgresQueries } from './sql-postgres.js';
@@ -12,26 +13,30 @@ export interface CompileResult {
   excludedOnly: boolean;
 }
 
-/** Natural mode follows websearch rules (no grouping); boolean mode adds parentheses. */
+/** Natural mode: any word may match, no grouping (anyWordQuery); boolean mode: words required, parentheses group. */
 export function compileQuery(text: string, mode: 'natural' | 'boolean'): CompileResult {
   // PostgreSQL refuses NUL in text; it separates words like any other non-word character.
   const trimmed = text.replace(/\u0000/g, ' ').trim();
   const parsed = parseQuery(trimmed, { grouping: mode === 'boolean' });
+  const anyWord = mode === 'natural' && parsed.root ? anyWordQuery(parsed.root) : null;
   return {
-    query: { text: trimmed, mode, root: parsed.root, terms: positiveTerms(parsed.root) },
+    query: { text: trimmed, mode, root: anyWord?.match ?? parsed.root, anyWord, terms: positiveTerms(anyWord?.rank ?? parsed.root) },
     excludedOnly: parsed.excludedOnly,
   };
 }
 
-/** The statements of one table, or null when the query leaves nothing to search there. */
-export function tableQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect): TableQueries | null {
+/**
+ * The statements of one table, or null when the query leaves nothing to search there. `bound` is the most rows a
+ * natural-mode ranking considers (LIVE_RANK_CANDIDATES unless a test or benchmark asks for another).
+ */
+export function tableQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect, bound = LIVE_RANK_CANDIDATES): TableQueries | null {
   if (query.root === null) return null;
   switch (target.engine) {
     case 'postgres':
-      return target.index ? createPostgresQueries(target, query, dialect) : createLikeQueries(target, query, dialect);
+      return target.index ? createPostgresQueries(target, query, dialect, bound) : createLikeQueries(target, query, dialect);
     case 'mysql':
-      return target.index ? createMysqlQueries(target, query, dialect) : createLikeQueries(target, query, dialect);
+      return target.index ? createMysqlQueries(target, query, dialect, bound) : createLikeQueries(target, query, dialect);
     case 'sqlite':
-      return target.index ? createSqliteFtsQueries(target, query, dialect) : createLikeQueries(target, query, dialect);
+      return target.index ? createSqliteFtsQueries(target, query, dialect, bound) : createLikeQueries(target, query, dialect);
   }
 }

@@ -12,13 +12,30 @@
  *   ORDER BY n.quarry_pos
  *
  * The count rides on the ranking: to order by score an engine scores every matching row anyway, so COUNT(*) OVER ()
- * is a true total at no extra scan (sql-postgres.ts explains the one engine where ranking is bounded instead).
+ * is a true total at no extra scan.
+ *
+ * Natural mode on the live path ranks a bounded set of candidates instead of every match (issue 27): any word may
+ * match, so a verbose query matches nearly every row, and ranking them all costs seconds. Builders then put the
+ * candidates in a WITH clause and add one row of figures about them (`meta`, joined so that it is there even when no
+ * row matches); when more rows matched than LIVE_RANK_CANDIDATES, the ranking says it is approximate.
  */
-import type { CompiledQuery, DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, Statement, TableRanking } from './types.js';
+import type { AnyWordQuery, QueryNode } from './boolean-query.js';
+import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, TableRanking } from './types.js';
 import { isoTimestamp } from '../lib/iso-time.js';
 
 /** Most rows the fallback reads from a table without a full-text index. */
 export const FALLBACK_SCAN_ROWS = 10_000;
+
+/**
+ * Most matching rows a natural-mode ranking on the live path considers per table (issue 27; chosen by measuring,
+ * docs/benchmarks.md): the engine ranks at most this many, so a search costs about the same however many rows match.
+ * When more match, the ranking is the best of these and says it is approximate, and it ends here: a page beyond it
+ * is empty. PostgreSQL's expression indexes bound boolean mode the same way (every ranked row is re-parsed there).
+ */
+export const LIVE_RANK_CANDIDATES = 500;
+
+/** Most candidate lists one table's search reads (candidatesSql); further items share the last list. */
+export const MAX_CANDIDATE_LISTS = 16;
 
 /** Collects bound parameters; on PostgreSQL a parameter used twice is bound once ($n reused). */
 export class Params {
@@ -51,24 +68,10 @@ export function keyRef(key: KeyColumn, alias: string, dialect: Dialect, pseudoAl
   return `${alias}.${dialect.quoteIdent(key.name)}`;
 }
 
-const aliasLists = new Map<string, readonly string[]>();
+/** `${prefix}0` .. `${prefix}${count - 1}`: the names statements give their columns. */
+export const aliases = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
 
-/**
- * `${prefix}0` .. `${prefix}${count - 1}`, the same array for the same arguments: rows are read by these names for
- * every row of every search, and names made once are looked up faster than names concatenated per row.
- */
-export function aliases(prefix: string, count: number): readonly string[] {
-  // A separator, so that ('h', 11) and ('h1', 1) are different lists.
-  const id = `${prefix}:${count}`;
-  let list = aliasLists.get(id);
-  if (!list) {
-    list = Object.freeze(Array.from({ length: count }, (_, i) => `${prefix}${i}`));
-    aliasLists.set(id, list);
-  }
-  return list;
-}
-
-export const keyAliases = (count: number): readonly string[] => aliases('k', count);
+export const keyAliases = (count: number): string[] => aliases('k', count);
 
 export function assertCount(n: number): number {
   if (!Number.isInteger(n) || n < 0) throw new Error(`not a row count: ${n}`);
@@ -76,8 +79,12 @@ export function assertCount(n: number): number {
 }
 
 export interface RankShape {
+  /** Common table expressions (`name AS (...)`) that `base` and `meta` read. */
+  with?: string[];
   /** SELECT <keys AS k0..>, <score AS quarry_score> FROM ... WHERE ... (no ORDER BY, no LIMIT). */
   base: string;
+  /** One row of figures about the ranking, aliased `m`: the statement returns it alone when no row matches. */
+  meta?: string;
   keyCount: number;
   top: number;
   /** Rows at 0-based positions [detailFrom, detailTo) carry their details. */
@@ -88,9 +95,38 @@ export interface RankShape {
   detailKeys: string[];
   /** Detail expressions over `d`, each with its alias. Wrapped so they run for window rows only. */
   details: Array<{ sql: string; alias: string }>;
-  /** Extra outer columns (the fallback's scanned-row count). */
+  /** Extra outer columns (the fallback's scanned-row count, `m.` figures). */
   extra?: string[];
 }
+
+/** The positive items of a natural-mode query, at most MAX_CANDIDATE_LISTS: the rest are OR-ed into the last. */
+export function candidateItems(items: QueryNode[]): QueryNode[] {
+  if (items.length <= MAX_CANDIDATE_LISTS) return items;
+  const rest = items.slice(MAX_CANDIDATE_LISTS - 1);
+  return [...items.slice(0, MAX_CANDIDATE_LISTS - 1), { kind: 'or', children: rest }];
+}
+
+/** The condition of each candidate list of a natural-mode query: one item, every quoted item, no excluded one. */
+export function candidateLists(query: AnyWordQuery): QueryNode[] {
+  const not = query.excluded.map((child): QueryNode => ({ kind: 'not', child }));
+  return candidateItems(query.items).map((item) => ({ kind: 'and', children: [item, ...query.required.filter((r) => r !== item), ...not] }));
+}
+
+/**
+ * The candidate rows of a natural-mode search: each list selects the address (`c`) of rows matching one item of the
+ * query, read in the index's own order up to bound + 1 rows. Rows of the shortest lists, those holding the query's
+ * rarest items (the ones a relevance ranking weighs most), come first, and `bound` rows are kept. Every row carries
+ * quarry_found, the distinct rows the lists found: more than `bound` means some matching rows were not considered.
+ */
+export function candidatesSql(lists: string[], bound: number): string {
+  const limit = assertCount(bound) + 1;
+  const union = lists.map((list, i) => `SELECT ${i} AS i, c FROM (${list} LIMIT ${limit}) l${i}`).join(' UNION ALL ');
+  const counted = `SELECT c, COUNT(*) OVER (PARTITION BY i) AS n FROM (${union}) u`;
+  return `SELECT c, COUNT(*) OVER () AS quarry_found FROM (SELECT c, MIN(n) AS n FROM (${counted}) l GROUP BY c) g ORDER BY n, c LIMIT ${bound}`;
+}
+
+/** The one-row `meta` of a candidates table: how many distinct rows its lists found. */
+export const candidatesFound = (cte: string): string => `SELECT COALESCE(MAX(quarry_found), 0) AS quarry_found FROM ${cte}`;
 
 /** What every keyed table's rank statement shares: its keys, the page size, the detail window and the join back. */
 export function keyedRankShape(
@@ -108,43 +144,6 @@ export function keyedRankShape(
     detailTable: table,
     detailKeys: target.keys.map((k) => keyRef(k, 'd', dialect)),
   };
-}
-
-/** Stands for the query's text among the parameters of a remembered rank statement (rememberedRank). */
-export const QUERY_TEXT = Symbol('query text');
-/** Most statement shapes (mode, top, window) remembered per table; pages and limits vary, so it is bounded. */
-const MAX_SHAPES = 64;
-
-/**
- * Rank statements by table and shape. Where an engine's SQL depends on the table, the mode, the number of rows and
- * the detail window but never on the query's text (a bound parameter), a search repeats one of a few statements;
- * building one is some forty string operations on the path of every search, before the database gets it. `build`
- * binds QUERY_TEXT where the text goes, and each search gets the statement with its own text in those places.
- * Targets are the same objects from search to search while the schema is cached (SearchService.targetsOf), and
- * are keyed weakly.
- */
-const rankStatements = new WeakMap<SearchTarget, { quoteIdent: Dialect['quoteIdent']; shapes: Map<string, Statement> }>();
-
-export function rememberedRank(
-  target: SearchTarget,
-  dialect: Dialect,
-  shape: { mode: CompiledQuery['mode']; top: number; window: DetailWindow },
-  text: string,
-  build: () => Statement,
-): Statement {
-  const key = `${shape.mode} ${shape.top} ${shape.window.from} ${shape.window.to}`;
-  let remembered = rankStatements.get(target);
-  if (!remembered || remembered.quoteIdent !== dialect.quoteIdent) {
-    remembered = { quoteIdent: dialect.quoteIdent, shapes: new Map() };
-    rankStatements.set(target, remembered);
-  }
-  let statement = remembered.shapes.get(key);
-  if (!statement) {
-    if (remembered.shapes.size >= MAX_SHAPES) remembered.shapes.clear();
-    statement = build();
-    remembered.shapes.set(key, statement);
-  }
-  return { sql: statement.sql, params: statement.params.map((value) => (value === QUERY_TEXT ? text : value)) };
 }
 
 export function rankSql(shape: RankShape): string {
@@ -167,12 +166,13 @@ export function rankSql(shape: RankShape): string {
   const join = withDetails
     ? ` LEFT JOIN ${shape.detailTable} d ON ${inWindow} AND ${shape.detailKeys.map((k, i) => `${k} = n.k${i}`).join(' AND ')}`
     : '';
-  return (
-    `SELECT ${columns.join(', ')} FROM (` +
-    `SELECT r.*, ROW_NUMBER() OVER (ORDER BY ${windowOrder}) AS quarry_pos FROM (` +
+  const ranking =
+    `(SELECT r.*, ROW_NUMBER() OVER (ORDER BY ${windowOrder}) AS quarry_pos FROM (` +
     `SELECT b.*, COUNT(*) OVER () AS quarry_total FROM (${shape.base}) b ORDER BY ${order} LIMIT ${top}` +
-    `) r) n${join} ORDER BY n.quarry_pos`
-  );
+    ') r) n';
+  const from = shape.meta ? `(${shape.meta}) m LEFT JOIN ${ranking} ON 1 = 1` : ranking;
+  const prefix = shape.with && shape.with.length > 0 ? `WITH ${shape.with.join(', ')} ` : '';
+  return `${prefix}SELECT ${columns.join(', ')} FROM ${from}${join} ORDER BY n.quarry_pos`;
 }
 
 /** `d.k IN (...)`, or for a composite key `(d.a = ? AND d.b = ?) OR ...`. */
@@ -191,9 +191,8 @@ export function plainValue(value: unknown): unknown {
 }
 
 export function fieldsOf(row: Record<string, unknown>, columns: string[], prefix = 'c'): Record<string, unknown> {
-  const names = aliases(prefix, columns.length);
   const fields: Record<string, unknown> = {};
-  for (let i = 0; i < columns.length; i++) fields[columns[i]!] = plainValue(row[names[i]!]);
+  columns.forEach((column, i) => (fields[column] = plainValue(row[`${prefix}${i}`])));
   return fields;
 }
 
@@ -202,7 +201,10 @@ export const num = (value: unknown): number => {
   return Number.isFinite(n) ? n : 0;
 };
 
-/** Rank rows into a TableRanking; `detail` decodes the detail columns of window rows. */
+/**
+ * Rank rows into a TableRanking; `detail` decodes the detail columns of window rows. A row without a position is the
+ * `meta` row of a ranking that matched nothing.
+ */
 export function decodeRank(
   rows: Record<string, unknown>[],
   keyCount: number,
@@ -210,7 +212,7 @@ export function decodeRank(
   detail: ((row: Record<string, unknown>) => HitDetail) | null,
 ): TableRanking {
   const keys = keyAliases(keyCount);
-  const ranked: RankedRow[] = rows.map((row) => {
+  const ranked: RankedRow[] = rows.filter((row) => row.quarry_pos !== null && row.quarry_pos !== undefined).map((row) => {
     const pos = num(row.quarry_pos);
     return {
       keys: keys.map((k) => row[k]),
@@ -218,5 +220,13 @@ export function decodeRank(
       detail: detail && pos > window.from && pos <= window.to ? detail(row) : null,
     };
   });
-  return { rows: ranked, total: rows.length > 0 ? num(rows[0]!.quarry_total) : 0, totalIsEstimate: false };
+  return { rows: ranked, total: rows.length > 0 ? num(rows[0]!.quarry_total) : 0, totalIsEstimate: false, approximate: false };
+}
+
+/**
+ * A ranking of at most `bound` candidates out of `found` matching rows: when more were found it is approximate, and its
+ * total (the matches among the ranked rows) a lower bound.
+ */
+export function boundedRanking(ranking: TableRanking, found: number, bound: number): TableRanking {
+  return found > bound ? { ...ranking, totalIsEstimate: true, approximate: true } : ranking;
 }

@@ -1,9 +1,10 @@
 /**
  * The fallback for tables without a full-text index (every engine): the parsed query evaluated with
  * `LOWER(column) LIKE ?` over the first FALLBACK_SCAN_ROWS rows (by primary key), scored by how many searched-for
- * words a row contains. Words match anywhere inside the text. Natural mode on MySQL ORs the words, as the engine's own
- * natural mode does; elsewhere the tree is evaluated as parsed. Such tables are reported in `unindexedTables`, and
- * the total counts the scanned rows only: an estimate when the table is larger than the scan.
+ * words a row contains. Words match anywhere inside the text. Natural mode evaluates its any-word condition (any word
+ * may match; quoted items required, excluded ones not), boolean mode the tree as parsed. Such tables are reported in
+ * `unindexedTables`; when the table is larger than the scan, the ranking is approximate and the total counts the
+ * scanned rows only.
  */
 import type { QueryNode } from './boolean-query.js';
 import { highlightRow } from './highlight.js';
@@ -14,7 +15,8 @@ import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries, Tab
 
 function withScanEstimate(ranking: TableRanking, rows: Record<string, unknown>[], target: SearchTarget): TableRanking {
   const scanned = rows.length > 0 ? Number(rows[0]!.quarry_scanned ?? 0) : target.rowEstimate;
-  return { ...ranking, totalIsEstimate: scanned > FALLBACK_SCAN_ROWS };
+  const partial = scanned > FALLBACK_SCAN_ROWS;
+  return { ...ranking, totalIsEstimate: partial, approximate: partial };
 }
 
 /** %word% with LIKE's own characters escaped by '!'. */
@@ -34,15 +36,15 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
   const table = tableRef(target, dialect);
   // ctid (PostgreSQL) or rowid (SQLite) when the table has no primary key.
   const pseudo = target.keys.find((k) => k.pseudo)?.name ?? null;
-  const anyWord = query.mode === 'natural' && target.engine === 'mysql';
-  const root: QueryNode = anyWord
-    ? { kind: 'or', children: query.terms.map((t) => ({ kind: 'term', word: t.word, prefix: t.prefix })) }
-    : query.root;
+  const root = query.root;
+  // Natural mode scores every positive item, quoted or not; boolean mode the positive leaves of its tree.
+  const scored = query.anyWord?.rank ?? root;
 
+  // Columns lowered once per scanned row (l0..), in the scan: each is tested for every word.
   const leafSql = (node: QueryNode, params: Params): string => {
     const text = node.kind === 'term' ? node.word : node.kind === 'phrase' ? node.words.join(' ') : '';
     const pattern = likePattern(text);
-    return `(${target.searchColumns.map((c) => `LOWER(t.${q(c)}) LIKE ${params.add(pattern)} ESCAPE '!'`).join(' OR ')})`;
+    return `(${target.searchColumns.map((_, i) => `t.l${i} LIKE ${params.add(pattern)} ESCAPE '!'`).join(' OR ')})`;
   };
   const conditionSql = (node: QueryNode, params: Params): string => {
     switch (node.kind) {
@@ -69,14 +71,15 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
 
     rank(top, window) {
       const params = new Params(dialect);
-      const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect, 'quarry_key')} AS k${i}`);
+      const keys = target.keys.map((k, i) => `${k.pseudo ? k.name : q(k.name)} AS k${i}`);
+      const lowered = target.searchColumns.map((c, i) => `LOWER(${q(c)}) AS l${i}`);
       // `?` placeholders bind in text order: the score's come before the WHERE's.
-      const score = leaves(root).filter((l) => !l.negated).map((l) => `CASE WHEN ${leafSql(l.node, params)} THEN 1 ELSE 0 END`);
+      const score = leaves(scored).filter((l) => !l.negated).map((l) => `CASE WHEN ${leafSql(l.node, params)} THEN 1 ELSE 0 END`);
       const where = conditionSql(root, params);
-      const scan = `(SELECT ${pseudo ? `${pseudo} AS quarry_key, ` : ''}* FROM ${table}${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''} LIMIT ${FALLBACK_SCAN_ROWS}) t`;
+      const scan = `(SELECT ${[...keys, ...lowered].join(', ')} FROM ${table}${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''} LIMIT ${FALLBACK_SCAN_ROWS}) t`;
       const sql = rankSql({
         ...keyedRankShape(target, dialect, table, top, window),
-        base: `SELECT ${keys.join(', ')}, (${score.join(' + ') || '0'}) AS quarry_score FROM ${scan} WHERE ${where}`,
+        base: `SELECT ${target.keys.map((_, i) => `t.k${i}`).join(', ')}, (${score.join(' + ') || '0'}) AS quarry_score FROM ${scan} WHERE ${where}`,
         details: detailColumns,
         extra: [`(SELECT COUNT(*) FROM (SELECT 1 FROM ${table} LIMIT ${FALLBACK_SCAN_ROWS + 1}) quarry_s) AS quarry_scanned`],
       });

@@ -1,68 +1,96 @@
 /**
- * PostgreSQL: `<tsvector expression> @@ <tsquery>` ranked by ts_rank_cd, headlined by ts_headline for the rows of the
- * page only. The expression is the GIN index's own, exactly as pg_get_indexdef prints it (discovery keeps it), so the
- * planner uses the index. (Tables without a GIN index take the LIKE fallback, sql-like.ts.)
+ * PostgreSQL: `<tsvector expression> @@ to_tsquery(...)` ranked by ts_rank_cd, headlined by ts_headline for the rows of
+ * the page only. The expression is the GIN index's own, exactly as pg_get_indexdef prints it (discovery keeps it), so
+ * the planner uses the index. (Tables without a GIN index take the LIKE fallback, sql-like.ts.)
  *
- * Ranking an expression index re-parses every ranked row's text (the index keeps no positions), which for a word in
- * half of a large table is seconds. So an expression index ranks at most RANK_CANDIDATES matching rows: the first ones
- * in physical order (ctid). When more rows match, results are the best of those, and the total is counted separately,
- * exactly up to COUNT_CAP and flagged as an estimate (a lower bound) beyond. An index on a stored tsvector column ranks every
- * match (nothing is re-parsed) and counts them exactly.
+ * Natural mode (any word may match) ranks candidates, not every match (sql-common.ts, candidatesSql): one list per
+ * item of the query, read from the GIN index alone, at most LIVE_RANK_CANDIDATES rows kept, rarest items first; then
+ * only those rows are checked against the exact query (phrase adjacency needs the row's positions) and ranked. An
+ * expression index has to re-parse the text of every row it checks or ranks, which for a word in every row of a large
+ * table is seconds, so boolean mode on an expression index is bounded the same way (one list: the whole query). An
+ * index on a stored tsvector column ranks every boolean match (nothing is re-parsed) and counts them exactly.
  *
- * Parameters: $1 the query (raw text for websearch_to_tsquery in natural mode, rendered to_tsquery text in boolean
- * mode), $2 the text search configuration, $3 the ts_headline options.
+ * Parameters: the text search configuration, the query rendered as to_tsquery text (renderers.ts; the match, the
+ * ranking and each candidate list have their own), the ts_headline options.
  */
+import type { QueryNode } from './boolean-query.js';
 import { hasMarker, MARK_START, MARK_STOP, markersToHtml, SNIPPET_SEPARATOR } from './highlight.js';
 import { toTsquery } from './renderers.js';
-import { aliases, decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, QUERY_TEXT, rankSql, rememberedRank, tableRef } from './sql-common.js';
-import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries, TableRanking } from './types.js';
+import {
+  boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef,
+  keysIn, num, Params, rankSql, tableRef, type RankShape,
+} from './sql-common.js';
+import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries } from './types.js';
 
 export const DEFAULT_TS_CONFIG = 'english';
-/** Most rows an expression index ranks (each is re-parsed by to_tsvector). */
-export const RANK_CANDIDATES = 500;
-/** Matches counted exactly; beyond, the total is this many and flagged an estimate. */
-export const COUNT_CAP = 10_000;
 
 const HEADLINE_OPTIONS = `StartSel=${MARK_START}, StopSel=${MARK_STOP}, MaxWords=30, MinWords=12, ShortWord=2`;
 
-/** The query's to_tsquery text, or null when nothing searchable is left. */
-function queryText(query: CompiledQuery): string | null {
-  if (query.mode === 'natural') return query.text;
-  return query.root ? toTsquery(query.root) || null : null;
+const hasPhrase = (node: QueryNode): boolean =>
+  node.kind === 'phrase' || (node.kind === 'not' ? hasPhrase(node.child) : node.kind === 'and' || node.kind === 'or' ? node.children.some(hasPhrase) : false);
+
+/**
+ * The tree as a GIN index answers it without reading rows: a phrase becomes its words (adjacency needs the row's
+ * positions) and an excluded phrase is dropped. Every row matching the tree matches this one.
+ */
+export function withoutAdjacency(node: QueryNode): QueryNode {
+  switch (node.kind) {
+    case 'term':
+    case 'not':
+      return node;
+    case 'phrase':
+      return { kind: 'and', children: node.words.map((word): QueryNode => ({ kind: 'term', word, prefix: false })) };
+    case 'and':
+      // An `and` always has a positive child (boolean-query.ts), so something is left.
+      return { kind: 'and', children: node.children.filter((c) => !(c.kind === 'not' && hasPhrase(c))).map(withoutAdjacency) };
+    case 'or':
+      return { kind: 'or', children: node.children.map(withoutAdjacency) };
+  }
 }
 
-export function createPostgresQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect): TableQueries | null {
-  const text = queryText(query);
+/** The to_tsquery texts of a search: what rows must match, what ranks them, and the candidate lists (none: every match). */
+function tsqueries(query: CompiledQuery, storedVector: boolean): { match: string; rank: string; lists: string[] } | null {
+  const anyWord = query.anyWord;
+  if (anyWord) {
+    const rank = toTsquery(anyWord.rank);
+    const lists = candidateLists(anyWord).map((list) => toTsquery(withoutAdjacency(list))).filter(Boolean);
+    return rank && lists.length > 0 ? { match: toTsquery(anyWord.match), rank, lists } : null;
+  }
+  const match = query.root ? toTsquery(query.root) : '';
+  if (!match) return null;
+  return { match, rank: match, lists: storedVector ? [] : [toTsquery(withoutAdjacency(query.root!))] };
+}
+
+export function createPostgresQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect, bound: number): TableQueries | null {
   const vector = target.index?.expression;
-  if (text === null || !vector) return null;
+  if (!vector) return null;
+  // A quoted column is a stored tsvector: cheap to check and rank. Anything else is an expression re-parsed per row.
+  const storedVector = /^"(?:[^"]|"")+"$/.test(vector);
+  const texts = tsqueries(query, storedVector);
+  if (!texts) return null;
+  const bounded = texts.lists.length > 0;
   const q = (name: string) => dialect.quoteIdent(name);
   const table = tableRef(target, dialect);
   const config = target.index?.language ?? DEFAULT_TS_CONFIG;
-  // A quoted column is a stored tsvector: cheap to rank. Anything else is an expression re-parsed per row.
-  const bounded = !/^"(?:[^"]|"")+"$/.test(vector);
-
-  // Rank statements are built with QUERY_TEXT in the query's place (see rememberedRank), detail statements with the text.
-  const bind = (params: Params, value: unknown = text) => ({ query: params.add(value, 'query'), config: params.add(config, 'config') });
-  const tsquery = (p: { query: string; config: string }) =>
-    `${query.mode === 'natural' ? 'websearch_to_tsquery' : 'to_tsquery'}(${p.config}::regconfig, ${p.query})`;
+  const tsquery = (params: Params, name: 'match' | 'rank', text: string) =>
+    `to_tsquery(${params.add(config, 'config')}::regconfig, ${params.add(text, name)})`;
 
   // One headline per searched column: the snippet shows the columns that match, and they are matchedColumns.
-  const detailExpressions = (params: Params, p: { query: string; config: string }) => {
+  const detailExpressions = (params: Params) => {
     const options = params.add(HEADLINE_OPTIONS, 'headline');
     return [
       ...target.columns.map((c, i) => ({ sql: `d.${q(c)}`, alias: `c${i}` })),
-      ...target.searchColumns.map((c, i) => ({ sql: `ts_headline(${p.config}::regconfig, d.${q(c)}::text, ${tsquery(p)}, ${options})`, alias: `h${i}` })),
+      ...target.searchColumns.map((c, i) => ({ sql: `ts_headline(${params.add(config, 'config')}::regconfig, d.${q(c)}::text, ${tsquery(params, 'rank', texts.rank)}, ${options})`, alias: `h${i}` })),
     ];
   };
 
-  // The headlines of the columns that match, else the first non-empty one; one pass, as it runs for every page row.
-  const headlineAliases = aliases('h', target.searchColumns.length);
+  // The headlines of the columns that match, else the first non-empty one.
   const decodeDetail = (row: Record<string, unknown>): HitDetail => {
     const snippets: string[] = [];
     const matchedColumns: string[] = [];
     let firstText: string | null = null;
     target.searchColumns.forEach((column, i) => {
-      const text = row[headlineAliases[i]!];
+      const text = row[`h${i}`];
       if (typeof text !== 'string') return;
       if (hasMarker(text)) {
         matchedColumns.push(column);
@@ -75,52 +103,59 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
     return { fields: fieldsOf(row, target.columns), snippet, matchedColumns };
   };
 
-  const buildRank = (top: number, window: { from: number; to: number }): Statement => {
-    const params = new Params(dialect);
-    const p = bind(params, QUERY_TEXT);
-    const match = `${vector} @@ ${tsquery(p)}`;
-    // ORDER BY ctid: deterministic (pages stay stable) and no index matches it, so the planner keeps the GIN bitmap
-    // scan instead of walking the primary key and re-parsing every row it passes.
-    const from = bounded
-      ? `(SELECT ${target.keys.some((k) => k.pseudo) ? 'ctid AS quarry_key, ' : ''}* FROM ${table} WHERE ${match} ORDER BY ctid LIMIT ${RANK_CANDIDATES}) t`
-      : `${table} t`;
-    const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect, bounded ? 'quarry_key' : undefined)} AS k${i}`);
-    const base = `SELECT ${keys.join(', ')}, ts_rank_cd(${vector}, ${tsquery(p)}) AS quarry_score FROM ${from}${bounded ? '' : ` WHERE ${match}`}`;
-    // When every candidate fit, their number is the count; else count again (lazily: an InitPlan runs on first use).
-    const count = `CASE WHEN n.quarry_total < ${RANK_CANDIDATES} THEN n.quarry_total ELSE (SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${match} LIMIT ${COUNT_CAP + 1}) quarry_c) END AS quarry_matches`;
-    const sql = rankSql({
-      ...keyedRankShape(target, dialect, table, top, window),
-      base,
-      details: window.from < Math.min(top, window.to) ? detailExpressions(params, p) : [],
-      extra: bounded ? [count] : [],
-    });
-    return { sql, params: params.values };
+  /**
+   * Candidates (quarry_c), then their vectors computed once each (quarry_v: an expression index re-parses the text
+   * here, and nowhere else), checked against the exact query and ranked. A list's to_tsquery is in a subquery, a
+   * value the planner cannot look into: it costs re-parsing a row's text far below what it takes, and for a word in
+   * most rows would read the table re-parsing rows instead of the index, which reads none.
+   */
+  const boundedRank = (params: Params): Pick<RankShape, 'with' | 'base' | 'meta' | 'extra'> => {
+    const lists = texts.lists.map((text, i) =>
+      `SELECT ctid AS c FROM ${table} WHERE ${vector} @@ (SELECT to_tsquery(${params.add(config, 'config')}::regconfig, ${params.add(text, `list${i}`)}))`);
+    const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect)} AS k${i}`);
+    const candidates = `SELECT ${keys.join(', ')}, ${vector} AS quarry_vector FROM ${table} t WHERE t.ctid = ANY(ARRAY(SELECT c FROM quarry_c))`;
+    const rank = tsquery(params, 'rank', texts.rank);
+    const match = tsquery(params, 'match', texts.match);
+    return {
+      with: [`quarry_c AS MATERIALIZED (${candidatesSql(lists, bound)})`, `quarry_v AS MATERIALIZED (${candidates})`],
+      base: `SELECT ${target.keys.map((_, i) => `v.k${i}`).join(', ')}, ts_rank_cd(v.quarry_vector, ${rank}) AS quarry_score FROM quarry_v v WHERE v.quarry_vector @@ ${match}`,
+      meta: candidatesFound('quarry_c'),
+      extra: ['m.quarry_found'],
+    };
+  };
+
+  const everyMatch = (params: Params): Pick<RankShape, 'base'> => {
+    const keys = target.keys.map((k, i) => `${keyRef(k, 't', dialect)} AS k${i}`);
+    const rank = tsquery(params, 'rank', texts.rank);
+    return { base: `SELECT ${keys.join(', ')}, ts_rank_cd(${vector}, ${rank}) AS quarry_score FROM ${table} t WHERE ${vector} @@ ${tsquery(params, 'match', texts.match)}` };
   };
 
   return {
     target,
     inlineDetails: true,
 
-    rank(top, window) {
-      return rememberedRank(target, dialect, { mode: query.mode, top, window }, text, () => buildRank(top, window));
+    rank(top, window): Statement {
+      const params = new Params(dialect);
+      const shape = bounded ? boundedRank(params) : everyMatch(params);
+      const sql = rankSql({
+        ...keyedRankShape(target, dialect, table, top, window),
+        ...shape,
+        details: window.from < Math.min(top, window.to) ? detailExpressions(params) : [],
+      });
+      return { sql, params: params.values };
     },
 
     details(keyValues) {
       const params = new Params(dialect);
-      const p = bind(params);
       const refs = target.keys.map((k) => keyRef(k, 'd', dialect));
       const cast = target.keys.some((k) => k.pseudo) ? '::tid' : '';
-      const select = [...refs.map((r, i) => `${r} AS k${i}`), ...detailExpressions(params, p).map((e) => `${e.sql} AS ${e.alias}`)];
+      const select = [...refs.map((r, i) => `${r} AS k${i}`), ...detailExpressions(params).map((e) => `${e.sql} AS ${e.alias}`)];
       return { sql: `SELECT ${select.join(', ')} FROM ${table} d WHERE ${keysIn(refs, keyValues, params, cast)}`, params: params.values };
     },
 
-    decodeRanking(rows, window): TableRanking {
+    decodeRanking(rows, window) {
       const ranking = decodeRank(rows, target.keys.length, window, decodeDetail);
-      if (!bounded || rows.length === 0) return ranking;
-      const matches = num(rows[0]!.quarry_matches);
-      ranking.total = Math.min(matches, COUNT_CAP);
-      ranking.totalIsEstimate = matches > COUNT_CAP;
-      return ranking;
+      return bounded ? boundedRanking(ranking, num(rows[0]?.quarry_found), bound) : ranking;
     },
 
     decodeDetails(rows) {

@@ -1,8 +1,10 @@
 /**
  * SQLite FTS5: `x."<fts table>" MATCH ?` ranked by bm25() (negated, so higher is better), with the rendered query
- * (every word a quoted FTS5 string) restricted to the searched columns by an FTS5 column filter when needed. Natural
- * mode uses the same rules as PostgreSQL's websearch_to_tsquery: words are AND-ed, "quotes" make phrases, -word
- * excludes, OR between words.
+ * (every word a quoted FTS5 string) restricted to the searched columns by an FTS5 column filter when needed.
+ *
+ * Natural mode (any word may match) ranks candidates, not every match (sql-common.ts, candidatesSql): one list per item
+ * of the query (with the quoted and excluded ones, which FTS5 checks exactly), at most LIVE_RANK_CANDIDATES rows kept,
+ * rarest items first; bm25() then ranks those rows by every positive item. Boolean mode ranks every match.
  *
  * FTS5's auxiliary functions (snippet, highlight) work only in the statement that does the MATCH, so details are
  * always a second statement for the page rows: `... WHERE MATCH ? AND rowid IN (...)`. An external-content index
@@ -10,18 +12,31 @@
  */
 import { MARK_START, MARK_STOP, hasMarker, highlightRow, markersToHtml } from './highlight.js';
 import { fts5ColumnFilter, toFts5 } from './renderers.js';
-import { decodeRank, fieldsOf, keysIn, Params, rankSql } from './sql-common.js';
+import { boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, fieldsOf, keysIn, num, Params, rankSql } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
 const SNIPPET_TOKENS = 24;
 
-export function createSqliteFtsQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect): TableQueries | null {
+/** FTS5 query texts: what ranks (and highlights) rows, and the candidate lists (none: rank every match). */
+function fts5Queries(query: CompiledQuery): { rank: string; lists: string[] } | null {
+  const anyWord = query.anyWord;
+  if (!anyWord) {
+    const rank = query.root ? toFts5(query.root) : '';
+    return rank ? { rank, lists: [] } : null;
+  }
+  const lists = candidateLists(anyWord).map(toFts5).filter(Boolean);
+  const rank = toFts5(anyWord.rank);
+  return rank && lists.length > 0 ? { rank, lists } : null;
+}
+
+export function createSqliteFtsQueries(target: SearchTarget, query: CompiledQuery, dialect: Dialect, bound: number): TableQueries | null {
   const index = target.index;
   if (!index?.ftsTable || query.root === null) return null;
-  const rendered = toFts5(query.root);
-  if (!rendered) return null;
+  const texts = fts5Queries(query);
+  if (!texts) return null;
+  const bounded = texts.lists.length > 0;
   const indexed = index.columns;
-  const match = target.searchColumns.length < indexed.length ? fts5ColumnFilter(target.searchColumns, rendered) : rendered;
+  const restrict = (text: string) => (target.searchColumns.length < indexed.length ? fts5ColumnFilter(target.searchColumns, text) : text);
   const q = (name: string) => dialect.quoteIdent(name);
   const fts = q(index.ftsTable);
   const hidden = `x.${fts}`; // FTS5's hidden column named after the table: the left side of MATCH
@@ -46,8 +61,18 @@ export function createSqliteFtsQueries(target: SearchTarget, query: CompiledQuer
 
     rank(top) {
       const params = new Params(dialect);
-      const base = `SELECT x.rowid AS k0, -bm25(${hidden}) AS quarry_score FROM ${fts} x WHERE ${hidden} MATCH ${params.add(match)}`;
-      const sql = rankSql({ base, keyCount: 1, top, detailFrom: top, detailTo: top, detailTable: null, detailKeys: [], details: [] });
+      const shape = { keyCount: 1, top, detailFrom: top, detailTo: top, detailTable: null, detailKeys: [], details: [] };
+      if (!bounded) {
+        const base = `SELECT x.rowid AS k0, -bm25(${hidden}) AS quarry_score FROM ${fts} x WHERE ${hidden} MATCH ${params.add(restrict(texts.rank))}`;
+        return { sql: rankSql({ ...shape, base }), params: params.values };
+      }
+      // `?` placeholders bind in text order: the lists (in the WITH clause) come before the ranking's MATCH.
+      const lists = texts.lists.map((text) => `SELECT x.rowid AS c FROM ${fts} x WHERE ${hidden} MATCH ${params.add(restrict(text))}`);
+      const candidates = `quarry_c AS MATERIALIZED (${candidatesSql(lists, bound)})`;
+      // `+x.rowid`: the unary + keeps the rowid test out of the index (SQLite, "The Query Optimizer Overview"), so FTS5
+      // runs the MATCH once and bm25() scores only the candidates; a rowid lookup per candidate runs a whole MATCH each.
+      const base = `SELECT x.rowid AS k0, -bm25(${hidden}) AS quarry_score FROM ${fts} x WHERE ${hidden} MATCH ${params.add(restrict(texts.rank))} AND +x.rowid IN (SELECT c FROM quarry_c)`;
+      const sql = rankSql({ ...shape, with: [candidates], base, meta: candidatesFound('quarry_c'), extra: ['m.quarry_found'] });
       return { sql, params: params.values };
     },
 
@@ -61,11 +86,14 @@ export function createSqliteFtsQueries(target: SearchTarget, query: CompiledQuer
         ...highlightColumns.map((c, i) => `highlight(${hidden}, ${c.position}, ${params.add(MARK_START)}, ${params.add(MARK_STOP)}) AS h${i}`),
       ];
       const join = external ? ` JOIN ${q(index.contentTable!)} d ON d.${q(index.contentRowid ?? 'rowid')} = x.rowid` : '';
-      const where = `${hidden} MATCH ${params.add(match)} AND ${keysIn(['x.rowid'], keys, params)}`;
+      const where = `${hidden} MATCH ${params.add(restrict(texts.rank))} AND ${keysIn(['x.rowid'], keys, params)}`;
       return { sql: `SELECT ${select.join(', ')} FROM ${fts} x${join} WHERE ${where}`, params: params.values };
     },
 
-    decodeRanking: (rows) => decodeRank(rows, 1, { from: 0, to: 0 }, null),
+    decodeRanking(rows) {
+      const ranking = decodeRank(rows, 1, { from: 0, to: 0 }, null);
+      return bounded ? boundedRanking(ranking, num(rows[0]?.quarry_found), bound) : ranking;
+    },
 
     decodeDetails: (rows) => rows.map((row) => ({ keys: [row.k0], detail: decodeDetail(row) })),
   };

@@ -1,6 +1,6 @@
 /** Shapes shared by the search layer (src/search): what is searched, how, and what comes back per table. */
 import type { Engine, FullTextIndexInfo, SqlExecutor } from '../connectors/index.js';
-import type { PositiveTerm, QueryNode } from './boolean-query.js';
+import type { AnyWordQuery, PositiveTerm, QueryNode } from './boolean-query.js';
 
 /** 0-based positions of a table's ranking whose rows get their details in the rank statement. */
 export interface DetailWindow {
@@ -17,10 +17,13 @@ export interface Statement {
 
 /** The query as every engine needs it: the text, the parsed tree and the words to highlight. */
 export interface CompiledQuery {
-  /** As typed (trimmed): PostgreSQL websearch_to_tsquery and MySQL natural mode take it as it is. */
+  /** As typed (trimmed); engines never see it, only trees rendered from it. */
   text: string;
   mode: 'natural' | 'boolean';
+  /** The condition a row must meet (natural mode: anyWord.match); null when the text has no searchable word. */
   root: QueryNode | null;
+  /** Natural mode's any-word reading (boolean-query.ts); null in boolean mode and without words. */
+  anyWord: AnyWordQuery | null;
   terms: PositiveTerm[];
 }
 
@@ -67,10 +70,15 @@ export interface RankedRow {
 /** A table's answer to the rank statement. */
 export interface TableRanking {
   rows: RankedRow[];
-  /** Matching rows in the table (in the scanned part, for the fallback). */
+  /** Matching rows in the table; when `approximate`, those found within the bound (a lower bound). */
   total: number;
-  /** True when `total` counts only the fallback's scanned rows of a larger table. */
+  /** True when `total` is a lower bound rather than a count (always so when `approximate`). */
   totalIsEstimate: boolean;
+  /**
+   * True when more rows matched than the live path ranks (LIVE_RANK_CANDIDATES, or the fallback's FALLBACK_SCAN_ROWS):
+   * the rows are the best of those considered, a better row may have been left out, and the ranking ends at the bound.
+   */
+  approximate: boolean;
 }
 
 /** Builds the statements of one table for one query. */

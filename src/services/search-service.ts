@@ -368,7 +368,7 @@ export class SearchService {
       results,
       total: answer.total,
       totalIsEstimate: answer.totalIsEstimate,
-      approximate: answer.approximate || p.liveOutcomes.some((o) => o.tables.some((t) => t.ranking.totalIsEstimate)),
+      approximate: answer.approximate || p.liveOutcomes.some((o) => o.tables.some((t) => t.ranking.approximate)),
       limit,
       offset,
       hasMore,
@@ -388,7 +388,7 @@ export class SearchService {
           error: outcome?.error ?? null,
           source: fromIndex && outcome ? 'mixed' : fromIndex ? 'index' : 'live',
           indexedAt: plan.indexedAt?.toISOString() ?? null,
-          approximate: Boolean(outcome) && (answer.approximate || (outcome?.tables.some((t) => t.ranking.totalIsEstimate) ?? false)),
+          approximate: Boolean(outcome) && (answer.approximate || (outcome?.tables.some((t) => t.ranking.approximate) ?? false)),
         };
       }),
       unindexedTables: p.liveOutcomes.flatMap((o) => o.tables.filter((t) => t.queries.target.index === null)

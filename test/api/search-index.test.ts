@@ -140,7 +140,6 @@ describe('searchDatabases from the index', () => {
 
     const [products] = await syncAndWait(t.client, owner.token, catalog.id, ['products']);
     expect(products!.job).toMatchObject({ status: 'done', trigger: 'manual', rowsDone: 4, rowsWritten: 2, rowsSkipped: 2, rowsDeleted: 1 });
-    expect(products!.rows ?? 4).toBe(4);
     const after = await search({ databases: [catalog.id], tables: ['products'], query: 'speaker infuser stand' });
     expect(ids(after).sort()).toEqual([2, 5]);
     const kettle = after.body.data.results.find((r: { primaryKey: { id: number } }) => r.primaryKey.id === 2);

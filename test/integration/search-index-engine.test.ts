@@ -31,12 +31,12 @@ describe('the text index of 50,000 rows', () => {
     await space.optimize();
     expect(process.env.LANCE_CPU_THREADS).toBe('3');
     expect(await space.countRows('itb_fifty')).toBe(50_000);
-    const harbor = await space.searchText({ words: 'harbor' }, ['itb_fifty'], 20_000);
+    const harbor = await space.searchText({ words: 'harbor' }, { srcs: ['itb_fifty'] }, 20_000);
     expect(harbor).toHaveLength(5000); // every tenth row
 
     await space.upsert(Array.from({ length: 1000 }, (_, i) => row(i * 50, 'zeppelin')));
     await space.optimize();
-    expect(await space.searchText({ words: 'zeppelin' }, ['itb_fifty'], 5000)).toHaveLength(1000);
+    expect(await space.searchText({ words: 'zeppelin' }, { srcs: ['itb_fifty'] }, 5000)).toHaveLength(1000);
     expect(await space.countRows()).toBe(50_000);
   }, 240_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_QUERY_WORDS, parseQuery, positiveTerms, type QueryNode } from '../../../src/search/boolean-query.js';
+import { anyWordQuery, MAX_QUERY_WORDS, parseQuery, positiveTerms, type QueryNode } from '../../../src/search/boolean-query.js';
 
 const boolean = (text: string) => parseQuery(text, { grouping: true });
 const term = (word: string, prefix = false): QueryNode => ({ kind: 'term', word, prefix });
@@ -24,9 +24,14 @@ describe('parseQuery', () => {
     });
   });
 
-  it('when words are quoted, then they form a phrase, and a phrase can be excluded', () => {
-    expect(boolean('"noise cancelling" -"wired in"').root).toEqual({
-      kind: 'and', children: [{ kind: 'phrase', words: ['noise', 'cancelling'] }, { kind: 'not', child: { kind: 'phrase', words: ['wired', 'in'] } }],
+  it('when words are quoted, then they form a phrase marked quoted, and a phrase can be excluded', () => {
+    expect(boolean('"noise cancelling" -"wired in" "single"').root).toEqual({
+      kind: 'and',
+      children: [
+        { kind: 'phrase', words: ['noise', 'cancelling'], quoted: true },
+        { kind: 'term', word: 'single', prefix: false, quoted: true },
+        { kind: 'not', child: { kind: 'phrase', words: ['wired', 'in'], quoted: true } },
+      ],
     });
   });
 
@@ -87,5 +92,40 @@ describe('parseQuery', () => {
     expect(positiveTerms(boolean('a "b c" -d (e OR f*)').root)).toEqual([
       { word: 'a', prefix: false }, { word: 'b', prefix: false }, { word: 'c', prefix: false }, { word: 'e', prefix: false }, { word: 'f', prefix: true },
     ]);
+  });
+});
+
+describe('anyWordQuery', () => {
+  const natural = (text: string) => anyWordQuery(parseQuery(text, { grouping: false }).root!);
+  const phrase = (...words: string[]): QueryNode => ({ kind: 'phrase', words, quoted: true });
+
+  it('when the query is plain words, then a row needs any of them and is ranked by all', () => {
+    const query = natural('wireless noise headphones');
+    const either: QueryNode = { kind: 'or', children: [term('wireless'), term('noise'), term('headphones')] };
+    expect(query).toEqual({ match: either, rank: either, items: either.children, required: [], excluded: [] });
+  });
+
+  it('when words are quoted or excluded, then the quoted ones are required, the excluded ones ruled out, and the rest only rank', () => {
+    const query = natural('"noise cancelling" headphones -wired');
+    expect(query.match).toEqual({ kind: 'and', children: [phrase('noise', 'cancelling'), { kind: 'not', child: term('wired') }] });
+    expect(query.rank).toEqual({ kind: 'or', children: [term('headphones'), phrase('noise', 'cancelling')] });
+    expect(query.items).toEqual([term('headphones'), phrase('noise', 'cancelling')]);
+    expect(query).toMatchObject({ required: [phrase('noise', 'cancelling')], excluded: [term('wired')] });
+  });
+
+  it('when words are excluded but none is quoted, then a row still needs one of the other words', () => {
+    expect(natural('headphones cable -wired').match).toEqual({
+      kind: 'and', children: [{ kind: 'or', children: [term('headphones'), term('cable')] }, { kind: 'not', child: term('wired') }],
+    });
+  });
+
+  it('when words are joined by punctuation or OR, or repeated, then they are optional items like any other, each once', () => {
+    const query = natural('e-mail a OR b Year year');
+    expect(query.items).toEqual([{ kind: 'phrase', words: ['e', 'mail'] }, term('a'), term('b'), term('Year')]);
+    expect(query.required).toEqual([]);
+  });
+
+  it('when the query is one word, then that word is the whole condition', () => {
+    expect(natural('battery')).toEqual({ match: term('battery'), rank: term('battery'), items: [term('battery')], required: [], excluded: [] });
   });
 });
