@@ -16,7 +16,8 @@ export interface paths {
          * @description Checks the store (and Redis when configured) for real, at most once a second (calls within a second share
          *     the result). `healthy` and `degraded` answer 200; `unhealthy`
          *     answers 503 with the report in `error.details`. With an API key the answer also names the key's tier and
-         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`.
+         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`. A publishable key,
+         *     or a secret key sent from a web page, is refused (403) as on every operation it may not call.
          */
         get: operations["getHealth"];
         put?: never;
@@ -311,7 +312,9 @@ export interface paths {
         };
         /**
          * List the caller's API keys
-         * @description All keys of the caller, revoked ones included (`isActive` false), newest first. Secrets are never listed.
+         * @description All keys of the caller, secret and publishable, revoked ones included (`isActive` false), newest first.
+         *     Secret keys are never listed. A publishable key is public by design (it is meant to be in a web page), so
+         *     its full value is listed in `publishableKey`, with its restrictions.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -323,6 +326,31 @@ export interface paths {
          *     expires at the end of that day, UTC) or a date-time in the future. Limited to 20 per hour per user.
          */
         post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/publishable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a publishable search key
+         * @description A key to put in a web page (`quarry_pk_<live|test>_...`). It is public by design: it can only search
+         *     (`searchDatabases`) and ask for suggestions (`getSearchSuggestions`), only in `databases` (and, when given,
+         *     `tables`), only from pages of `allowedOrigins` (another `Origin` is 403 `ORIGIN_NOT_ALLOWED`), and each client
+         *     IP may make at most `requestsPerIpPerHour` requests with it, besides the tier's limit for the key. Its full value
+         *     is shown again in `GET /api/v1/keys`. It is listed, revoked, regenerated and measured like a secret key. Each
+         *     database must be the caller's (else 404) and of the key's environment (else 400). Limited to 20 per hour per user.
+         */
+        post: operations["createPublishableKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -345,8 +373,9 @@ export interface paths {
         get?: never;
         /**
          * Update an API key
-         * @description Changes name, tier, permissions and expiry (`null` removes the expiry). Environment and secret cannot be
-         *     changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404.
+         * @description Changes name, tier, permissions and expiry (`null` removes the expiry), and a publishable key's
+         *     `allowedOrigins`, `databases`, `tables` and `requestsPerIpPerHour` (400 on a secret key). Type, environment and
+         *     value cannot be changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404.
          */
         put: operations["updateApiKey"];
         post?: never;
@@ -377,9 +406,11 @@ export interface paths {
         put?: never;
         /**
          * Regenerate an API key's secret
-         * @description Issues a new key with the same name, environment, permissions, tier and expiry, and revokes the old one at
-         *     once: the old secret is rejected with 401 `KEY_REVOKED` immediately. The new key has a new `id`;
-         *     `oldKeyId` is the path's key. A revoked key cannot be regenerated (409). Limited to 5 per hour per user.
+         * @description Issues a new key with the same name, environment, permissions, tier and expiry (and, for a publishable key,
+         *     the same restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
+         *     immediately. The new key has a new `id`; `oldKeyId` is the path's key. A secret key's new value is in
+         *     `secretKey`, a publishable key's in `publishableKey`. A revoked key cannot be regenerated (409). Limited to 5
+         *     per hour per user.
          */
         post: operations["regenerateApiKey"];
         delete?: never;
@@ -625,7 +656,8 @@ export interface paths {
         /**
          * Search across connected databases
          * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, every
-         *     connection of the caller in the key's environment) in parallel, each with the engine's own full-text search
+         *     connection of the caller in the key's environment; with a publishable key, every one of the key's
+         *     databases) in parallel, each with the engine's own full-text search
          *     and a per-database timeout. A slow or failing database does not sink the others: `databases` in the answer
          *     gives each one's status. Results of different engines are merged by reciprocal rank fusion (k = 60).
          *     A named database of the other environment is 401 `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's
@@ -642,6 +674,9 @@ export interface paths {
          *     it) whenever a table is searched semantically, and are never answered from the result cache. Selected
          *     tables without a finished semantic index are listed in `semanticUnindexedTables`; a `semantic` search
          *     none of whose selected tables has one is 409 `SEMANTIC_INDEX_REQUIRED` (`details.notIndexed` names them).
+         *
+         *     A publishable key searches only its own databases and, when it names tables, only those: `databases` and
+         *     `tables` default to the key's, and naming another is 403 `INSUFFICIENT_PERMISSIONS`.
          */
         post: operations["searchDatabases"];
         delete?: never;
@@ -661,7 +696,9 @@ export interface paths {
          * Query completions and spelling fixes
          * @description Needs permission `search`. Completions of `q` from the caller's own past queries and from popular queries
          *     of all users (only queries searched by at least 3 distinct users are shared), and "did you mean" spelling
-         *     fixes from the vocabulary of the caller's connected data.
+         *     fixes from the vocabulary of the caller's connected data. With a publishable key (public by design) no past
+         *     query is suggested, since one visitor must not see what another typed: only spelling fixes, from the key's
+         *     own databases and tables.
          */
         get: operations["getSearchSuggestions"];
         put?: never;
@@ -1024,7 +1061,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -1049,6 +1086,33 @@ export interface components {
          * @enum {string}
          */
         Environment: "live" | "test";
+        /**
+         * @description `secret` (`quarry_sk_...`): for servers; never shown again after creation. `publishable` (`quarry_pk_...`):
+         *     for web pages; search and suggestions only, restricted to its databases, tables and origins, and shown in
+         *     full in listings because it is public by design.
+         * @enum {string}
+         */
+        KeyType: "secret" | "publishable";
+        /**
+         * @description Web origins (scheme, host and port, as browsers send `Origin`) whose pages may use the key, e.g.
+         *     `https://shop.example.com`. Stored in the browser's form (lower case, no default port); a request with another
+         *     `Origin` is 403 `ORIGIN_NOT_ALLOWED`. The server's `CORS_ORIGINS` must allow them too.
+         */
+        OriginList: string[];
+        /** @description Connection ids the key may search; each must be the caller's and of the key's environment. */
+        KeyDatabases: string[];
+        /** @description Only these tables (by name, as `tables` of a search names them) of the key's databases; empty means all. */
+        KeyTables: string[];
+        /**
+         * @description Requests one client IP may make with the key per hour, besides the key's own tier limit. Default: a tenth of
+         *     the tier's requests per hour (free 100, pro 1,000, enterprise 10,000).
+         */
+        RequestsPerIpPerHour: number;
+        /**
+         * @description The full publishable key, to put in a page. Public by design, so it is shown in listings too.
+         * @example quarry_pk_live_Hq73nVb2R8sKd0LwYp4TzXm6Ac1Fj9Ue5GoBi2Nr7Qs3Dh8WkE4y
+         */
+        PublishableKeyValue: string;
         /**
          * @description `search`: POST /search and /search/suggestions. `analytics`: /search/trends, /search/history and
          *     /rate-limit/analytics. `admin`: every key permission. /rate-limit/status and health need none.
@@ -1164,17 +1228,38 @@ export interface components {
             rateLimitTier?: components["schemas"]["RateLimitTier"];
             expiresAt?: components["schemas"]["KeyExpiry"];
         };
+        CreatePublishableKeyRequest: {
+            name: string;
+            /** @default test */
+            environment?: components["schemas"]["Environment"];
+            databases: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            allowedOrigins: components["schemas"]["OriginList"];
+            /** @default free */
+            rateLimitTier?: components["schemas"]["RateLimitTier"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
+            expiresAt?: components["schemas"]["KeyExpiry"];
+        };
+        /**
+         * @description `allowedOrigins`, `databases`, `tables` and `requestsPerIpPerHour` change a publishable key only (400 on a
+         *     secret key); a publishable key's `permissions` can only be `[search]`.
+         */
         UpdateKeyRequest: {
             name?: string;
             rateLimitTier?: components["schemas"]["RateLimitTier"];
             permissions?: components["schemas"]["Permission"][];
             expiresAt?: components["schemas"]["KeyExpiry"];
+            allowedOrigins?: components["schemas"]["OriginList"];
+            databases?: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
         };
         /** @description A key as returned with its secret. */
         NewApiKey: {
             /** @example key_4mQ9vT2xLc8pR7sN1bWd0z */
             id: string;
             name: string;
+            type: components["schemas"]["KeyType"];
             /**
              * @description Non-secret identifier, the leading part of the secret before its random part.
              * @example quarry_sk_live_Xa91bQ7c
@@ -1186,11 +1271,21 @@ export interface components {
             isActive: boolean;
             expiresAt: components["schemas"]["NullableTimestamp"];
             createdAt: components["schemas"]["Timestamp"];
+            publishableKey?: components["schemas"]["PublishableKeyValue"];
+            allowedOrigins?: components["schemas"]["OriginList"];
+            databases?: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
         };
-        /** @description A key as listed. Never carries the secret. */
+        /**
+         * @description A key as listed. Never carries a secret key. A publishable key (`type` publishable) also carries its full
+         *     value (`publishableKey`, public by design) and its restrictions (`allowedOrigins`, `databases`, `tables`,
+         *     `requestsPerIpPerHour`); a secret key carries none of these.
+         */
         ApiKey: {
             id: string;
             name: string;
+            type: components["schemas"]["KeyType"];
             keyPrefix: string;
             environment: components["schemas"]["Environment"];
             permissions: components["schemas"]["Permission"][];
@@ -1203,6 +1298,11 @@ export interface components {
             revokedAt: components["schemas"]["NullableTimestamp"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            publishableKey?: components["schemas"]["PublishableKeyValue"];
+            allowedOrigins?: components["schemas"]["OriginList"];
+            databases?: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
         };
         CreatedKey: {
             apiKey: components["schemas"]["NewApiKey"];
@@ -1215,11 +1315,22 @@ export interface components {
             data: components["schemas"]["CreatedKey"];
             meta: components["schemas"]["Meta"];
         };
+        CreatedPublishableKey: {
+            apiKey: components["schemas"]["NewApiKey"];
+            publishableKey: components["schemas"]["PublishableKeyValue"];
+        };
+        CreatedPublishableKeyResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: components["schemas"]["CreatedPublishableKey"];
+            meta: components["schemas"]["Meta"];
+        };
         RegeneratedKeyResponse: {
             success: components["schemas"]["SuccessFlag"];
+            /** @description A secret key's new value is in `secretKey` (shown only here); a publishable key's in `publishableKey`. */
             data: {
                 apiKey: components["schemas"]["NewApiKey"];
-                secretKey: string;
+                secretKey?: string;
+                publishableKey?: components["schemas"]["PublishableKeyValue"];
                 warning: string;
                 /** @description The revoked key the new one replaces. */
                 oldKeyId: string;
@@ -2702,6 +2813,41 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createPublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePublishableKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new publishable key. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedPublishableKeyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };

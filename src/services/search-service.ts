@@ -33,6 +33,7 @@ import { highlightRow, textOf } from '../search/highlight.js';
 import { createLikeQueries } from '../search/sql-like.js';
 import { semanticIndexRequired, type NotIndexedTable, type SemanticSearchFn, type SemanticSearchResult } from '../semantic/index.js';
 import type { KeyCaller } from './callers.js';
+import { searchScope } from './publishable-keys.js';
 import type { DatabaseService } from './database-service.js';
 import type { SearchRecorder } from './search-recorder.js';
 
@@ -167,13 +168,14 @@ export class SearchService {
     if (query.text === '') throw invalid('/query', 'must contain a word');
     if (excludedOnly && mode !== 'semantic') throw invalid('/query', 'needs at least one word that is not excluded (-word): nothing can match only exclusions');
     const limit = request.limit ?? DEFAULT_LIMIT;
-    const records = await this.selectConnections(caller, request.databases ?? []);
-    const filters: TargetFilters = { tables: request.tables, columns: request.columns };
+    const scope = searchScope(caller.key, request);
+    const records = await this.selectConnections(caller, scope.databases, scope.keyDefault);
+    const filters: TargetFilters = { tables: scope.tables, columns: request.columns };
     // Worked out when first needed: before the queries only to check a cursor or key the cache, else while they run.
     let print: string | undefined;
     const fingerprint = () => (print ??= searchFingerprint({
       u: caller.user.id, e: caller.key.environment, q: query.text, m: mode,
-      d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
+      d: [...(request.databases ?? [])].sort(), t: [...(scope.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
     }));
     const offset = request.cursor !== undefined ? this.cursorOffset(request.cursor, fingerprint()) : (request.offset ?? 0);
     if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
@@ -405,8 +407,17 @@ export class SearchService {
   }
 
   /** The named connections (404 unknown or another user's, 401 other environment), or all of the key's environment. */
-  private async selectConnections(caller: KeyCaller, ids: string[]): Promise<DatabaseConnectionRecord[]> {
+  /**
+   * The connections a search reads: the named ones (an unknown or another user's id is 404, another environment's
+   * 401), or with none named every connection of the key's environment. `keyDefault`: the ids are a publishable
+   * key's own list, so one deleted since the key was made is left out rather than failing every search.
+   */
+  private async selectConnections(caller: KeyCaller, ids: string[], keyDefault = false): Promise<DatabaseConnectionRecord[]> {
     const environment = caller.key.environment;
+    if (keyDefault) {
+      const own = new Set(ids);
+      return (await this.deps.connections.listOwned(caller.user.id, environment)).filter((record) => own.has(record.id));
+    }
     if (ids.length === 0) return this.deps.connections.listOwned(caller.user.id, environment);
     const records: DatabaseConnectionRecord[] = [];
     for (const id of ids) {
