@@ -14,10 +14,10 @@ export interface paths {
         /**
          * Service health
          * @description Checks the store (and Redis when configured) for real, at most once a second (calls within a second share
-         *     the result). `healthy` and `degraded` answer 200; `unhealthy`
-         *     answers 503 with the report in `error.details`. With an API key the answer also names the key's tier and
-         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`. A publishable key,
-         *     or a secret key sent from a web page, is refused (403) as on every operation it may not call.
+         *     the result). `healthy` and `degraded` answer 200; `unhealthy` answers 503 `SERVICE_UNAVAILABLE` with the
+         *     report in `error.details`. With an API key the answer also names the key's tier and permissions; an invalid
+         *     key is not an error here, it is reported as `authenticated: false`. A publishable key, or a secret key sent
+         *     from a web page, is refused (403) as on every operation it may not call.
          */
         get: operations["getHealth"];
         put?: never;
@@ -120,7 +120,7 @@ export interface paths {
         };
         /**
          * Detailed service health
-         * @description Same report as `GET /health`, under the versioned path.
+         * @description Same report as `GET /health` (503 `SERVICE_UNAVAILABLE` when unhealthy), under the versioned path.
          */
         get: operations["getManagementHealth"];
         put?: never;
@@ -231,7 +231,8 @@ export interface paths {
          * @description The refresh JWT in the body is the credential, so an expired access token can still be refreshed. Each
          *     refresh token is single-use (a new one is returned), and no refresh extends a session past 30 days after
          *     its login (`JWT_SESSION_MAX_AGE`). Ended sessions (logout, password change, disabled account) cannot be
-         *     refreshed.
+         *     refreshed. An invalid refresh token is 401 `INVALID_TOKEN`, an expired one `TOKEN_EXPIRED`, and a reused one
+         *     or an ended session `SESSION_ENDED`.
          */
         post: operations["refreshSession"];
         delete?: never;
@@ -271,7 +272,7 @@ export interface paths {
         get: operations["getProfile"];
         /**
          * Update the caller's profile
-         * @description Changes name and/or email (same rules as registration). Any other field, `role` included, is rejected
+         * @description Changes name and/or email (same rules as registration; a taken email is 409 `EMAIL_TAKEN`). Any other field, `role` included, is rejected
          *     with 400 `VALIDATION_ERROR`.
          */
         put: operations["updateProfile"];
@@ -348,7 +349,7 @@ export interface paths {
          *     `tables`), only from pages of `allowedOrigins` (another `Origin` is 403 `ORIGIN_NOT_ALLOWED`), and each client
          *     IP may make at most `requestsPerIpPerHour` requests with it, besides the tier's limit for the key. Its full value
          *     is shown again in `GET /api/v1/keys`. It is listed, revoked, regenerated and measured like a secret key. Each
-         *     database must be the caller's (else 404) and of the key's environment (else 400). Limited to 20 per hour per user.
+         *     database must be the caller's (else 404 `NOT_FOUND`) and of the key's environment (else 400). Limited to 20 per hour per user.
          */
         post: operations["createPublishableKey"];
         delete?: never;
@@ -409,7 +410,7 @@ export interface paths {
          * @description Issues a new key with the same name, environment, permissions, tier and expiry (and, for a publishable key,
          *     the same restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
          *     immediately. The new key has a new `id`; `oldKeyId` is the path's key. A secret key's new value is in
-         *     `secretKey`, a publishable key's in `publishableKey`. A revoked key cannot be regenerated (409). Limited to 5
+         *     `secretKey`, a publishable key's in `publishableKey`. A revoked key cannot be regenerated (409 `CONFLICT`). Limited to 5
          *     per hour per user.
          */
         post: operations["regenerateApiKey"];
@@ -494,8 +495,9 @@ export interface paths {
         /**
          * Change a connection
          * @description Any subset of the creation fields except `engine`. When connection fields change (host, port, database,
-         *     username, password, ssl) the new settings are tested first (422 on failure, nothing changed) and the old
-         *     pool is closed. Cached schema and search results of the connection are dropped.
+         *     username, password, ssl) the new settings are tested first (422 `DATABASE_UNREACHABLE`, `DATABASE_TIMEOUT`,
+         *     `DATABASE_AUTH_FAILED`, `DATABASE_NOT_FOUND` or `DATABASE_TLS_ERROR` on failure, nothing changed) and the old
+         *     pool is closed. A new host is checked against the connection policy (400 `HOST_NOT_ALLOWED`). Cached schema and search results of the connection are dropped.
          */
         put: operations["updateDatabase"];
         post?: never;
@@ -552,7 +554,8 @@ export interface paths {
          * Discovered schema of a connection
          * @description Tables (limited to the connection's `tables` list when it has one), their columns, which columns are
          *     searchable text, primary keys, row estimates and existing full-text indexes (PostgreSQL GIN on tsvector,
-         *     MySQL/MariaDB FULLTEXT, SQLite FTS5). Cached; `refresh=true` discovers again.
+         *     MySQL/MariaDB FULLTEXT, SQLite FTS5). Cached; `refresh=true` discovers again. A database that fails while its
+         *     schema is read is 502 (`DATABASE_UNREACHABLE` and the other `DATABASE_*` codes).
          */
         get: operations["getDatabaseSchema"];
         put?: never;
@@ -624,7 +627,8 @@ export interface paths {
          *
          *     Rows indexed per table follow the caller's best active key tier: free 10,000, pro 100,000, enterprise
          *     1,000,000. Rows past the limit (in primary key order) are left out and the job reports `truncated`.
-         *     Indexing does not count against the AI request limit; semantic searches do.
+         *     Indexing does not count against the AI request limit; semantic searches do. A database that fails while
+         *     its schema is read is 502 (`DATABASE_UNREACHABLE` and the other `DATABASE_*` codes).
          *
          *     The table needs a primary key and at least one text column (else 400 `VALIDATION_ERROR`). A table that
          *     is not in the connection's schema is 404 (refresh the schema with `getDatabaseSchema?refresh=true` after
@@ -661,7 +665,7 @@ export interface paths {
          *     and a per-database timeout. A slow or failing database does not sink the others: `databases` in the answer
          *     gives each one's status. Results of different engines are merged by reciprocal rank fusion (k = 60).
          *     A named database of the other environment is 401 `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's
-         *     database is 404. `natural` treats the query as plain words; `boolean` understands `+must`, `-not`,
+         *     database is 404 `NOT_FOUND`. `natural` treats the query as plain words; `boolean` understands `+must`, `-not`,
          *     `"a phrase"` and `OR`. Page with `offset` or with the `nextCursor` of the previous page.
          *
          *     `semantic` ranks rows by meaning: the query is embedded and compared with the vectors of the selected
@@ -2112,7 +2116,7 @@ export interface components {
             };
         };
         /** @description The request is malformed or fails validation. */
-        BadRequest: {
+        AccountBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -2121,7 +2125,47 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The request is malformed or fails validation. On API-key operations the key was verified and counted, so the rate-limit headers are present. */
+        /** @description The key's settings are malformed or fail validation. */
+        KeySettingsBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The connection settings are malformed, fail validation, or name a host the connection policy refuses. */
+        DatabaseSettingsBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The range is invalid: a day in the future, an end before the start, or more than 366 days. */
+        AnalyticsBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The `table` query parameter is missing or invalid. */
+        SemanticIndexTableBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description A query parameter fails validation. The key was verified and counted, so the rate-limit headers are present. */
         KeyBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2136,7 +2180,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The credential is missing, invalid, expired or revoked, or the key is for the other environment. */
+        /** @description The JWT is missing, invalid or expired, or its session has ended. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2146,8 +2190,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The credential is valid but lacks the permission, role or tier the operation needs. */
-        Forbidden: {
+        /** @description The API key is missing, malformed, unknown, revoked or expired. */
+        KeyUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -2156,7 +2200,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The credential is valid but lacks the permission, role or tier the operation needs. On API-key operations the rate-limit headers are present. */
+        /** @description The operation is for administrators only. */
+        AdminForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The key lacks the permission the operation needs, or is a secret key sent from a web page. The key was verified and counted, so the rate-limit headers are present. */
         KeyForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2171,18 +2225,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No such resource for this caller (another user's resource is reported the same way). */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /** @description No such resource for this caller (another user's resource is reported the same way). On API-key operations the rate-limit headers are present. */
-        KeyNotFound: {
+        /** @description The key lacks the `search` permission, is a secret key sent from a web page, or is a publishable key used from a page of an origin it does not list. The key was verified and counted, so the rate-limit headers are present. */
+        PublishableKeyForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2196,8 +2240,48 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The request conflicts with the resource's state. */
-        Conflict: {
+        /** @description No such key for this caller (another user's key is reported the same way). */
+        ApiKeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No such database connection for this caller (another user's is reported the same way). */
+        DatabaseNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No such database connection for this caller, or the table was never indexed. */
+        SemanticIndexNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Another account has this email. */
+        EmailTaken: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The key is revoked and can no longer be changed. */
+        KeyConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -2442,7 +2526,16 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The cache key is too long. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2529,9 +2622,27 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedKeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            /** @description Setup was already completed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2555,7 +2666,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AdminForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -2576,10 +2687,22 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Registrations per client IP allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 4
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2587,11 +2710,47 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
+            400: components["responses"]["AccountBadRequest"];
+            409: components["responses"]["EmailTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Registrations per client IP are limited to 5 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Registrations per client IP allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2612,10 +2771,22 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Logins per client IP allowed per hour.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2623,9 +2794,63 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The email or the password is wrong (the same answer for both). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Logins per client IP are limited to 10 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Logins per client IP allowed per hour.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2652,8 +2877,26 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The refresh token is invalid, expired or already used, or its session has ended. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2726,9 +2969,9 @@ export interface operations {
                     "application/json": components["schemas"]["UserResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AccountBadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["EmailTaken"];
             default: components["responses"]["Error"];
         };
     };
@@ -2755,7 +2998,16 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -2800,10 +3052,22 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 19
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2811,9 +3075,45 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedKeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Key creations per user are limited to 20 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2834,10 +3134,22 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Publishable key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 19
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2845,10 +3157,46 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedPublishableKeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
+            404: components["responses"]["DatabaseNotFound"];
+            /** @description Publishable key creations per user are limited to 20 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Publishable key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2881,10 +3229,10 @@ export interface operations {
                     "application/json": components["schemas"]["KeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ApiKeyNotFound"];
+            409: components["responses"]["KeyConflict"];
             default: components["responses"]["Error"];
         };
     };
@@ -2914,7 +3262,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ApiKeyNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -2937,10 +3285,22 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Regenerations per user allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 4
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2949,9 +3309,45 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
+            404: components["responses"]["ApiKeyNotFound"];
+            409: components["responses"]["KeyConflict"];
+            /** @description Regenerations per user are limited to 5 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Regenerations per user allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2984,9 +3380,18 @@ export interface operations {
                     "application/json": components["schemas"]["KeyUsageResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ApiKeyNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3012,7 +3417,16 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3040,9 +3454,18 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["DatabaseSettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description The caller's tier allows no more connected databases. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             422: components["responses"]["ConnectionFailed"];
             default: components["responses"]["Error"];
         };
@@ -3073,7 +3496,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3106,9 +3529,9 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["DatabaseSettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             422: components["responses"]["ConnectionFailed"];
             default: components["responses"]["Error"];
         };
@@ -3139,7 +3562,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3169,7 +3592,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3200,9 +3623,18 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseSchemaResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             502: components["responses"]["BadGateway"];
             default: components["responses"]["Error"];
         };
@@ -3233,7 +3665,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3268,9 +3700,9 @@ export interface operations {
                     "application/json": components["schemas"]["SemanticIndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["SemanticIndexTableBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["SemanticIndexNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3313,9 +3745,27 @@ export interface operations {
                     "application/json": components["schemas"]["SemanticIndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description No such database connection for this caller, or no such table in its schema. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             502: components["responses"]["BadGateway"];
             default: components["responses"]["Error"];
         };
@@ -3351,9 +3801,9 @@ export interface operations {
                     "application/json": components["schemas"]["SemanticIndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["SemanticIndexTableBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["SemanticIndexNotFound"];
             /** @description The table's newest job has already ended; there is nothing to cancel. */
             409: {
                 headers: {
@@ -3395,11 +3845,48 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
-            400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["KeyForbidden"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description The body is malformed or fails validation. The key was verified and counted, so the rate-limit headers are present. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["KeyUnauthorized"];
+            403: components["responses"]["PublishableKeyForbidden"];
+            /** @description A named database is not one of the caller's connections. The key was verified and counted, so the rate-limit headers are present. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A `semantic` search over tables none of which has a finished semantic index. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -3436,8 +3923,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["KeyForbidden"];
+            401: components["responses"]["KeyUnauthorized"];
+            403: components["responses"]["PublishableKeyForbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -3470,7 +3957,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
@@ -3504,7 +3991,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
@@ -3547,7 +4034,7 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3589,7 +4076,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchTrendsListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3631,7 +4118,7 @@ export interface operations {
                     "application/json": components["schemas"]["PerformanceResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3674,7 +4161,7 @@ export interface operations {
                     "application/json": components["schemas"]["PopularQueriesResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3717,7 +4204,7 @@ export interface operations {
                     "application/json": components["schemas"]["InsightsResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3777,9 +4264,18 @@ export interface operations {
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description Exports are part of the enterprise tier (the caller's best active key). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3820,9 +4316,9 @@ export interface operations {
                     "application/json": components["schemas"]["SystemOverviewResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AdminForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -3865,9 +4361,9 @@ export interface operations {
                     "application/json": components["schemas"]["UserActivityResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AdminForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -3895,7 +4391,7 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimitStatusResponse"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["KeyUnauthorized"];
             default: components["responses"]["Error"];
         };
     };
@@ -3926,8 +4422,22 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimitAnalyticsResponse"];
                 };
             };
-            400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /** @description A query parameter fails validation. The key was verified and counted, so the rate-limit headers are present. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             default: components["responses"]["Error"];
         };
