@@ -111,6 +111,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/playground": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search playground page
+         * @description Paste a publishable key, type a query, pick the search mode and see ranked results with highlighted snippets,
+         *     each database's status and time, and pages. The key must list this server's origin in `allowedOrigins`.
+         *     Served entirely by Quarry (its script and style are `GET /playground/playground.js` and
+         *     `GET /playground/playground.css`; no CDN); no inline script or style, and a strict `Content-Security-Policy`
+         *     that also refuses HTML built from strings (Trusted Types).
+         */
+        get: operations["getSearchPlayground"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/playground/playground.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script of the search playground
+         * @description The playground's script, readable as it is (no build step): one `POST /api/v1/search` per page with a publishable key.
+         */
+        get: operations["getSearchPlaygroundScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/playground/playground.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Style sheet of the search playground
+         * @description The playground's style sheet.
+         */
+        get: operations["getSearchPlaygroundStyle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/management/health": {
         parameters: {
             query?: never;
@@ -2580,6 +2644,80 @@ export interface operations {
                 };
                 content: {
                     "application/yaml": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSearchPlayground: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Script, style and requests of this origin only; no HTML from strings; nothing may frame the page.
+                     * @example default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'
+                     */
+                    "Content-Security-Policy": string;
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSearchPlaygroundScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSearchPlaygroundStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The style sheet. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
                 };
             };
             default: components["responses"]["Error"];

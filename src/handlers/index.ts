@@ -6,6 +6,7 @@ import * as docs from './docs.js';
 import * as health from './health.js';
 import * as keys from './keys.js';
 import * as management from './management.js';
+import * as playground from './playground.js';
 import * as rateLimit from './rate-limit.js';
 import * as search from './search.js';
 
@@ -20,4 +21,5 @@ export const handlers: Record<string, OperationHandler> = {
   ...analytics,
   ...rateLimit,
   ...docs,
+  ...playground,
 };
