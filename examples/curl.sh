@@ -4,10 +4,12 @@
 #
 #   examples/curl.sh                        # SQLite: creates a small demo file in $SQLITE_DATA_DIR and connects it
 #   PG_HOST=127.0.0.1 PG_DATABASE=shop PG_USER=reader PG_PASSWORD=... QUERY=headphones examples/curl.sh
+#   PUBLISHABLE_ORIGIN=http://localhost:8080 examples/curl.sh   # and a publishable key for pages of that origin
 #
 # Settings (environment): QUARRY_URL (http://127.0.0.1:3000), QUARRY_EMAIL / QUARRY_PASSWORD (a new account
 # by default; an existing one is logged in), SQLITE_DATA_DIR (./data/sqlite, the server's), SQLITE_FILE
-# (quarry-example.db), PG_HOST / PG_PORT / PG_DATABASE / PG_USER / PG_PASSWORD, QUERY (granite).
+# (quarry-example.db), PG_HOST / PG_PORT / PG_DATABASE / PG_USER / PG_PASSWORD, QUERY (granite),
+# PUBLISHABLE_ORIGIN (unset: no publishable key).
 set -euo pipefail
 
 BASE="${QUARRY_URL:-http://127.0.0.1:3000}"
@@ -107,3 +109,11 @@ echo "6. the key's rate-limit status (this call does not count against the limit
 status=$(call GET /api/v1/rate-limit/status "$KEY")
 expect "$status" 200
 json .data.rateLimit.current <"$BODY_FILE"
+
+if [ -n "${PUBLISHABLE_ORIGIN:-}" ]; then
+  echo "7. a publishable key for web pages of $PUBLISHABLE_ORIGIN (search only, this database only; public by design)"
+  status=$(call POST /api/v1/keys/publishable "$JWT" \
+    "{\"name\":\"Web page\",\"environment\":\"test\",\"databases\":[\"$DATABASE_ID\"],\"allowedOrigins\":[\"$PUBLISHABLE_ORIGIN\"]}")
+  expect "$status" 201
+  echo "   publishable key: $(json .data.publishableKey <"$BODY_FILE")"
+fi

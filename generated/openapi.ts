@@ -14,9 +14,10 @@ export interface paths {
         /**
          * Service health
          * @description Checks the store (and Redis when configured) for real, at most once a second (calls within a second share
-         *     the result). `healthy` and `degraded` answer 200; `unhealthy`
-         *     answers 503 with the report in `error.details`. With an API key the answer also names the key's tier and
-         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`.
+         *     the result). `healthy` and `degraded` answer 200; `unhealthy` answers 503 `SERVICE_UNAVAILABLE` with the
+         *     report in `error.details`. With an API key the answer also names the key's tier and permissions; an invalid
+         *     key is not an error here, it is reported as `authenticated: false`. A publishable key, or a secret key sent
+         *     from a web page, is refused (403) as on every operation it may not call.
          */
         get: operations["getHealth"];
         put?: never;
@@ -110,6 +111,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/playground": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search playground page
+         * @description Paste a publishable key, type a query, pick the search mode and see ranked results with highlighted snippets,
+         *     each database's status and time, and pages. The key must list this server's origin in `allowedOrigins`.
+         *     Served entirely by Quarry (its script and style are `GET /playground/playground.js` and
+         *     `GET /playground/playground.css`; no CDN); no inline script or style, and a strict `Content-Security-Policy`
+         *     that also refuses HTML built from strings (Trusted Types).
+         */
+        get: operations["getSearchPlayground"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/playground/playground.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script of the search playground
+         * @description The playground's script, readable as it is (no build step): one `POST /api/v1/search` per page with a publishable key.
+         */
+        get: operations["getSearchPlaygroundScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/playground/playground.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Style sheet of the search playground
+         * @description The playground's style sheet.
+         */
+        get: operations["getSearchPlaygroundStyle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/management/health": {
         parameters: {
             query?: never;
@@ -119,7 +184,7 @@ export interface paths {
         };
         /**
          * Detailed service health
-         * @description Same report as `GET /health`, under the versioned path.
+         * @description Same report as `GET /health` (503 `SERVICE_UNAVAILABLE` when unhealthy), under the versioned path.
          */
         get: operations["getManagementHealth"];
         put?: never;
@@ -230,7 +295,8 @@ export interface paths {
          * @description The refresh JWT in the body is the credential, so an expired access token can still be refreshed. Each
          *     refresh token is single-use (a new one is returned), and no refresh extends a session past 30 days after
          *     its login (`JWT_SESSION_MAX_AGE`). Ended sessions (logout, password change, disabled account) cannot be
-         *     refreshed.
+         *     refreshed. An invalid refresh token is 401 `INVALID_TOKEN`, an expired one `TOKEN_EXPIRED`, and a reused one
+         *     or an ended session `SESSION_ENDED`.
          */
         post: operations["refreshSession"];
         delete?: never;
@@ -270,7 +336,7 @@ export interface paths {
         get: operations["getProfile"];
         /**
          * Update the caller's profile
-         * @description Changes name and/or email (same rules as registration). Any other field, `role` included, is rejected
+         * @description Changes name and/or email (same rules as registration; a taken email is 409 `EMAIL_TAKEN`). Any other field, `role` included, is rejected
          *     with 400 `VALIDATION_ERROR`.
          */
         put: operations["updateProfile"];
@@ -311,7 +377,9 @@ export interface paths {
         };
         /**
          * List the caller's API keys
-         * @description All keys of the caller, revoked ones included (`isActive` false), newest first. Secrets are never listed.
+         * @description All keys of the caller, secret and publishable, revoked ones included (`isActive` false), newest first.
+         *     Secret keys are never listed. A publishable key is public by design (it is meant to be in a web page), so
+         *     its full value is listed in `publishableKey`, with its restrictions.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -323,6 +391,31 @@ export interface paths {
          *     expires at the end of that day, UTC) or a date-time in the future. Limited to 20 per hour per user.
          */
         post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/publishable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a publishable search key
+         * @description A key to put in a web page (`quarry_pk_<live|test>_...`). It is public by design: it can only search
+         *     (`searchDatabases`) and ask for suggestions (`getSearchSuggestions`), only in `databases` (and, when given,
+         *     `tables`), only from pages of `allowedOrigins` (another `Origin` is 403 `ORIGIN_NOT_ALLOWED`), and each client
+         *     IP may make at most `requestsPerIpPerHour` requests with it, besides the tier's limit for the key. Its full value
+         *     is shown again in `GET /api/v1/keys`. It is listed, revoked, regenerated and measured like a secret key. Each
+         *     database must be the caller's (else 404 `NOT_FOUND`) and of the key's environment (else 400). Limited to 20 per hour per user.
+         */
+        post: operations["createPublishableKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -345,8 +438,9 @@ export interface paths {
         get?: never;
         /**
          * Update an API key
-         * @description Changes name, tier, permissions and expiry (`null` removes the expiry). Environment and secret cannot be
-         *     changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404.
+         * @description Changes name, tier, permissions and expiry (`null` removes the expiry), and a publishable key's
+         *     `allowedOrigins`, `databases`, `tables` and `requestsPerIpPerHour` (400 on a secret key). Type, environment and
+         *     value cannot be changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404.
          */
         put: operations["updateApiKey"];
         post?: never;
@@ -377,9 +471,11 @@ export interface paths {
         put?: never;
         /**
          * Regenerate an API key's secret
-         * @description Issues a new key with the same name, environment, permissions, tier and expiry, and revokes the old one at
-         *     once: the old secret is rejected with 401 `KEY_REVOKED` immediately. The new key has a new `id`;
-         *     `oldKeyId` is the path's key. A revoked key cannot be regenerated (409). Limited to 5 per hour per user.
+         * @description Issues a new key with the same name, environment, permissions, tier and expiry (and, for a publishable key,
+         *     the same restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
+         *     immediately. The new key has a new `id`; `oldKeyId` is the path's key. A secret key's new value is in
+         *     `secretKey`, a publishable key's in `publishableKey`. A revoked key cannot be regenerated (409 `CONFLICT`). Limited to 5
+         *     per hour per user.
          */
         post: operations["regenerateApiKey"];
         delete?: never;
@@ -463,8 +559,9 @@ export interface paths {
         /**
          * Change a connection
          * @description Any subset of the creation fields except `engine`. When connection fields change (host, port, database,
-         *     username, password, ssl) the new settings are tested first (422 on failure, nothing changed) and the old
-         *     pool is closed. Cached schema and search results of the connection are dropped.
+         *     username, password, ssl) the new settings are tested first (422 `DATABASE_UNREACHABLE`, `DATABASE_TIMEOUT`,
+         *     `DATABASE_AUTH_FAILED`, `DATABASE_NOT_FOUND` or `DATABASE_TLS_ERROR` on failure, nothing changed) and the old
+         *     pool is closed. A new host is checked against the connection policy (400 `HOST_NOT_ALLOWED`). Cached schema and search results of the connection are dropped.
          */
         put: operations["updateDatabase"];
         post?: never;
@@ -521,7 +618,8 @@ export interface paths {
          * Discovered schema of a connection
          * @description Tables (limited to the connection's `tables` list when it has one), their columns, which columns are
          *     searchable text, primary keys, row estimates and existing full-text indexes (PostgreSQL GIN on tsvector,
-         *     MySQL/MariaDB FULLTEXT, SQLite FTS5). Cached; `refresh=true` discovers again.
+         *     MySQL/MariaDB FULLTEXT, SQLite FTS5). Cached; `refresh=true` discovers again. A database that fails while its
+         *     schema is read is 502 (`DATABASE_UNREACHABLE` and the other `DATABASE_*` codes).
          */
         get: operations["getDatabaseSchema"];
         put?: never;
@@ -594,7 +692,8 @@ export interface paths {
          *     (`rowsDeleted`); a stopped server resumes the job. Rows per table follow the owner's plan: free 10,000, pro
          *     100,000, enterprise 1,000,000. The table needs a primary key and a text column (else 400); a table not in the
          *     connection's schema is 404. When the table already has a queued or running sync, that job is returned with
-         *     200 and no second one starts.
+         *     200 and no second one starts. A database that fails while
+         *     its schema is read is 502 (`DATABASE_UNREACHABLE` and the other `DATABASE_*` codes).
          */
         post: operations["startSemanticIndex"];
         /**
@@ -636,7 +735,8 @@ export interface paths {
          *     or running), `failed` (the first sync failed: see `job.error`; a table whose later sync fails stays `ready`
          *     with its last good rows), `not_indexed` (`reason` says why: no primary key, no text, or indexing off for the
          *     connection). Rows per table follow the owner's plan (`rowLimit`: free 10,000, pro 100,000, enterprise
-         *     1,000,000); rows past it in primary key order are left out (`truncated`).
+         *     1,000,000); rows past it in primary key order are left out (`truncated`). When the connection's schema has
+         *     to be read and its database fails, the answer is 502 (`DATABASE_UNREACHABLE` and the other `DATABASE_*` codes).
          */
         get: operations["getDatabaseIndex"];
         put?: never;
@@ -670,7 +770,8 @@ export interface paths {
          *     content hash skips the rest), embeds them when the table is searched semantically, and drops rows that are
          *     gone from the source. A table that already has a queued or running sync is not queued twice: its job is
          *     returned. Progress (`rowsDone` of `rowsTotal`, `ratePerSecond`, `etaSeconds`) is in `getIndexedTable`.
-         *     A connection with indexing off is 409 `CONFLICT`; a named table that cannot be indexed is 400.
+         *     A connection with indexing off is 409 `CONFLICT`; a named table that cannot be indexed is 400; a database
+         *     whose schema cannot be read is 502 (`DATABASE_UNREACHABLE` and the other `DATABASE_*` codes).
          */
         post: operations["syncDatabaseIndex"];
         delete?: never;
@@ -766,7 +867,7 @@ export interface paths {
          * Search across connected databases
          * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, every
          *     connection of the caller in the key's environment). A named database of the other environment is 401
-         *     `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's database is 404. Page with `offset` or with the
+         *     `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's database is 404 `NOT_FOUND`. Page with `offset` or with the
          *     `nextCursor` of the previous page.
          *
          *     **From Quarry's index.** Every connected table with a primary key and text columns is synced into Quarry's
@@ -792,6 +893,9 @@ export interface paths {
          *     `natural` mode also lets any word match. A slow or failing database does not sink the others: `databases`
          *     gives each one's status. When live tables take part, their rankings and the index's are merged by
          *     reciprocal rank fusion (k = 60) and the answer says `approximate`.
+         *
+         *     A publishable key searches only its own databases and, when it names tables, only those: `databases` and
+         *     `tables` default to the key's, and naming another is 403 `INSUFFICIENT_PERMISSIONS`.
          */
         post: operations["searchDatabases"];
         delete?: never;
@@ -811,7 +915,9 @@ export interface paths {
          * Query completions and spelling fixes
          * @description Needs permission `search`. Completions of `q` from the caller's own past queries and from popular queries
          *     of all users (only queries searched by at least 3 distinct users are shared), and "did you mean" spelling
-         *     fixes from the vocabulary of the caller's connected data.
+         *     fixes from the vocabulary of the caller's connected data. With a publishable key (public by design) no past
+         *     query is suggested, since one visitor must not see what another typed: only spelling fixes, from the key's
+         *     own databases and tables.
          */
         get: operations["getSearchSuggestions"];
         put?: never;
@@ -1174,7 +1280,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -1199,6 +1305,33 @@ export interface components {
          * @enum {string}
          */
         Environment: "live" | "test";
+        /**
+         * @description `secret` (`quarry_sk_...`): for servers; never shown again after creation. `publishable` (`quarry_pk_...`):
+         *     for web pages; search and suggestions only, restricted to its databases, tables and origins, and shown in
+         *     full in listings because it is public by design.
+         * @enum {string}
+         */
+        KeyType: "secret" | "publishable";
+        /**
+         * @description Web origins (scheme, host and port, as browsers send `Origin`) whose pages may use the key, e.g.
+         *     `https://shop.example.com`. Stored in the browser's form (lower case, no default port); a request with another
+         *     `Origin` is 403 `ORIGIN_NOT_ALLOWED`. The server's `CORS_ORIGINS` must allow them too.
+         */
+        OriginList: string[];
+        /** @description Connection ids the key may search; each must be the caller's and of the key's environment. */
+        KeyDatabases: string[];
+        /** @description Only these tables (by name, as `tables` of a search names them) of the key's databases; empty means all. */
+        KeyTables: string[];
+        /**
+         * @description Requests one client IP may make with the key per hour, besides the key's own tier limit. Default: a tenth of
+         *     the tier's requests per hour (free 100, pro 1,000, enterprise 10,000).
+         */
+        RequestsPerIpPerHour: number;
+        /**
+         * @description The full publishable key, to put in a page. Public by design, so it is shown in listings too.
+         * @example quarry_pk_live_Hq73nVb2R8sKd0LwYp4TzXm6Ac1Fj9Ue5GoBi2Nr7Qs3Dh8WkE4y
+         */
+        PublishableKeyValue: string;
         /**
          * @description `search`: POST /search and /search/suggestions. `analytics`: /search/trends, /search/history and
          *     /rate-limit/analytics. `admin`: every key permission. /rate-limit/status and health need none.
@@ -1314,17 +1447,38 @@ export interface components {
             rateLimitTier?: components["schemas"]["RateLimitTier"];
             expiresAt?: components["schemas"]["KeyExpiry"];
         };
+        CreatePublishableKeyRequest: {
+            name: string;
+            /** @default test */
+            environment?: components["schemas"]["Environment"];
+            databases: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            allowedOrigins: components["schemas"]["OriginList"];
+            /** @default free */
+            rateLimitTier?: components["schemas"]["RateLimitTier"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
+            expiresAt?: components["schemas"]["KeyExpiry"];
+        };
+        /**
+         * @description `allowedOrigins`, `databases`, `tables` and `requestsPerIpPerHour` change a publishable key only (400 on a
+         *     secret key); a publishable key's `permissions` can only be `[search]`.
+         */
         UpdateKeyRequest: {
             name?: string;
             rateLimitTier?: components["schemas"]["RateLimitTier"];
             permissions?: components["schemas"]["Permission"][];
             expiresAt?: components["schemas"]["KeyExpiry"];
+            allowedOrigins?: components["schemas"]["OriginList"];
+            databases?: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
         };
         /** @description A key as returned with its secret. */
         NewApiKey: {
             /** @example key_4mQ9vT2xLc8pR7sN1bWd0z */
             id: string;
             name: string;
+            type: components["schemas"]["KeyType"];
             /**
              * @description Non-secret identifier, the leading part of the secret before its random part.
              * @example quarry_sk_live_Xa91bQ7c
@@ -1336,11 +1490,21 @@ export interface components {
             isActive: boolean;
             expiresAt: components["schemas"]["NullableTimestamp"];
             createdAt: components["schemas"]["Timestamp"];
+            publishableKey?: components["schemas"]["PublishableKeyValue"];
+            allowedOrigins?: components["schemas"]["OriginList"];
+            databases?: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
         };
-        /** @description A key as listed. Never carries the secret. */
+        /**
+         * @description A key as listed. Never carries a secret key. A publishable key (`type` publishable) also carries its full
+         *     value (`publishableKey`, public by design) and its restrictions (`allowedOrigins`, `databases`, `tables`,
+         *     `requestsPerIpPerHour`); a secret key carries none of these.
+         */
         ApiKey: {
             id: string;
             name: string;
+            type: components["schemas"]["KeyType"];
             keyPrefix: string;
             environment: components["schemas"]["Environment"];
             permissions: components["schemas"]["Permission"][];
@@ -1353,6 +1517,11 @@ export interface components {
             revokedAt: components["schemas"]["NullableTimestamp"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            publishableKey?: components["schemas"]["PublishableKeyValue"];
+            allowedOrigins?: components["schemas"]["OriginList"];
+            databases?: components["schemas"]["KeyDatabases"];
+            tables?: components["schemas"]["KeyTables"];
+            requestsPerIpPerHour?: components["schemas"]["RequestsPerIpPerHour"];
         };
         CreatedKey: {
             apiKey: components["schemas"]["NewApiKey"];
@@ -1365,11 +1534,22 @@ export interface components {
             data: components["schemas"]["CreatedKey"];
             meta: components["schemas"]["Meta"];
         };
+        CreatedPublishableKey: {
+            apiKey: components["schemas"]["NewApiKey"];
+            publishableKey: components["schemas"]["PublishableKeyValue"];
+        };
+        CreatedPublishableKeyResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: components["schemas"]["CreatedPublishableKey"];
+            meta: components["schemas"]["Meta"];
+        };
         RegeneratedKeyResponse: {
             success: components["schemas"]["SuccessFlag"];
+            /** @description A secret key's new value is in `secretKey` (shown only here); a publishable key's in `publishableKey`. */
             data: {
                 apiKey: components["schemas"]["NewApiKey"];
-                secretKey: string;
+                secretKey?: string;
+                publishableKey?: components["schemas"]["PublishableKeyValue"];
                 warning: string;
                 /** @description The revoked key the new one replaces. */
                 oldKeyId: string;
@@ -2422,7 +2602,7 @@ export interface components {
             };
         };
         /** @description The request is malformed or fails validation. */
-        BadRequest: {
+        AccountBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -2431,7 +2611,47 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The request is malformed or fails validation. On API-key operations the key was verified and counted, so the rate-limit headers are present. */
+        /** @description The key's settings are malformed or fail validation. */
+        KeySettingsBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The connection settings are malformed, fail validation, or name a host the connection policy refuses. */
+        DatabaseSettingsBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The range is invalid: a day in the future, an end before the start, or more than 366 days. */
+        AnalyticsBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The `table` query parameter is missing or invalid. */
+        SemanticIndexTableBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description A query parameter fails validation. The key was verified and counted, so the rate-limit headers are present. */
         KeyBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2446,7 +2666,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The credential is missing, invalid, expired or revoked, or the key is for the other environment. */
+        /** @description The JWT is missing, invalid or expired, or its session has ended. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2456,8 +2676,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The credential is valid but lacks the permission, role or tier the operation needs. */
-        Forbidden: {
+        /** @description The API key is missing, malformed, unknown, revoked or expired. */
+        KeyUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -2466,7 +2686,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The credential is valid but lacks the permission, role or tier the operation needs. On API-key operations the rate-limit headers are present. */
+        /** @description The operation is for administrators only. */
+        AdminForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The key lacks the permission the operation needs, or is a secret key sent from a web page. The key was verified and counted, so the rate-limit headers are present. */
         KeyForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2481,18 +2711,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No such resource for this caller (another user's resource is reported the same way). */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /** @description No such resource for this caller (another user's resource is reported the same way). On API-key operations the rate-limit headers are present. */
-        KeyNotFound: {
+        /** @description The key lacks the `search` permission, is a secret key sent from a web page, or is a publishable key used from a page of an origin it does not list. The key was verified and counted, so the rate-limit headers are present. */
+        PublishableKeyForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2506,8 +2726,88 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The request conflicts with the resource's state. */
-        Conflict: {
+        /** @description No such key for this caller (another user's key is reported the same way). */
+        ApiKeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No such database connection for this caller (another user's is reported the same way). */
+        DatabaseNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No such database connection for this caller, or the table was never indexed. */
+        SemanticIndexNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description A path parameter fails validation (a `databaseId` or `table` too long). */
+        IndexPathBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The body fails validation, or names a table that cannot be indexed (no primary key or no text). */
+        IndexSyncBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The body fails validation, names a column that cannot be filtered or sorted by, or the table cannot be indexed. */
+        IndexedTableBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No such database connection for this caller, no such table in its schema, or (cancelIndexSync) a table never synced. */
+        IndexNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Another account has this email. */
+        EmailTaken: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The key is revoked and can no longer be changed. */
+        KeyConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -2767,7 +3067,16 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The cache key is too long. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2817,6 +3126,80 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getSearchPlayground: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Script, style and requests of this origin only; no HTML from strings; nothing may frame the page.
+                     * @example default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'
+                     */
+                    "Content-Security-Policy": string;
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSearchPlaygroundScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSearchPlaygroundStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The style sheet. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getManagementHealth: {
         parameters: {
             query?: never;
@@ -2854,9 +3237,27 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedKeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            /** @description Setup was already completed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2880,7 +3281,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AdminForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -2901,10 +3302,22 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Registrations per client IP allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 4
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2912,11 +3325,47 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
+            400: components["responses"]["AccountBadRequest"];
+            409: components["responses"]["EmailTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Registrations per client IP are limited to 5 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Registrations per client IP allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2937,10 +3386,22 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Logins per client IP allowed per hour.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 9
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -2948,9 +3409,63 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The email or the password is wrong (the same answer for both). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Logins per client IP are limited to 10 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Logins per client IP allowed per hour.
+                     * @example 10
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2977,8 +3492,26 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The refresh token is invalid, expired or already used, or its session has ended. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3051,9 +3584,9 @@ export interface operations {
                     "application/json": components["schemas"]["UserResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AccountBadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["EmailTaken"];
             default: components["responses"]["Error"];
         };
     };
@@ -3080,7 +3613,16 @@ export interface operations {
                     "application/json": components["schemas"]["AuthSessionResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3125,10 +3667,22 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 19
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -3136,9 +3690,128 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedKeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Key creations per user are limited to 20 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createPublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePublishableKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new publishable key. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Publishable key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 19
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedPublishableKeyResponse"];
+                };
+            };
+            400: components["responses"]["KeySettingsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["DatabaseNotFound"];
+            /** @description Publishable key creations per user are limited to 20 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Publishable key creations per user allowed per hour.
+                     * @example 20
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3171,10 +3844,10 @@ export interface operations {
                     "application/json": components["schemas"]["KeyResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ApiKeyNotFound"];
+            409: components["responses"]["KeyConflict"];
             default: components["responses"]["Error"];
         };
     };
@@ -3204,7 +3877,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ApiKeyNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3227,10 +3900,22 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Regenerations per user allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 4
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -3239,9 +3924,45 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
+            404: components["responses"]["ApiKeyNotFound"];
+            409: components["responses"]["KeyConflict"];
+            /** @description Regenerations per user are limited to 5 per hour; the body and headers say how long to wait. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Regenerations per user allowed per hour.
+                     * @example 5
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description Per-user operation limits report the tier `free`.
+                     * @example free
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3274,9 +3995,18 @@ export interface operations {
                     "application/json": components["schemas"]["KeyUsageResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ApiKeyNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3302,7 +4032,16 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3330,9 +4069,18 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["DatabaseSettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description The caller's tier allows no more connected databases. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             422: components["responses"]["ConnectionFailed"];
             default: components["responses"]["Error"];
         };
@@ -3363,7 +4111,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3396,9 +4144,9 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["DatabaseSettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             422: components["responses"]["ConnectionFailed"];
             default: components["responses"]["Error"];
         };
@@ -3429,7 +4177,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3459,7 +4207,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3490,9 +4238,18 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseSchemaResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             502: components["responses"]["BadGateway"];
             default: components["responses"]["Error"];
         };
@@ -3523,7 +4280,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DatabaseNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3560,9 +4317,9 @@ export interface operations {
                     "application/json": components["schemas"]["SemanticIndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["SemanticIndexTableBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["SemanticIndexNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3609,9 +4366,27 @@ export interface operations {
                     "application/json": components["schemas"]["SemanticIndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description No such database connection for this caller, or no such table in its schema. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             502: components["responses"]["BadGateway"];
             default: components["responses"]["Error"];
         };
@@ -3649,9 +4424,9 @@ export interface operations {
                     "application/json": components["schemas"]["SemanticIndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["SemanticIndexTableBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["SemanticIndexNotFound"];
             /** @description The table's newest job has already ended; there is nothing to cancel. */
             409: {
                 headers: {
@@ -3690,9 +4465,9 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseIndexResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IndexPathBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["IndexNotFound"];
             502: components["responses"]["BadGateway"];
             default: components["responses"]["Error"];
         };
@@ -3726,9 +4501,9 @@ export interface operations {
                     "application/json": components["schemas"]["SyncIndexResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IndexSyncBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["IndexNotFound"];
             /** @description Indexing is off for this connection. */
             409: {
                 headers: {
@@ -3773,9 +4548,9 @@ export interface operations {
                     "application/json": components["schemas"]["IndexedTableResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IndexPathBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["IndexNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3813,9 +4588,9 @@ export interface operations {
                     "application/json": components["schemas"]["IndexedTableResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IndexedTableBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["IndexNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -3849,9 +4624,9 @@ export interface operations {
                     "application/json": components["schemas"]["IndexJobResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IndexPathBadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["IndexNotFound"];
             /** @description The table's newest sync has already ended; there is nothing to cancel. */
             409: {
                 headers: {
@@ -3893,11 +4668,48 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
-            400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["KeyForbidden"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description The body is malformed or fails validation. The key was verified and counted, so the rate-limit headers are present. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["KeyUnauthorized"];
+            403: components["responses"]["PublishableKeyForbidden"];
+            /** @description A named database is not one of the caller's connections. The key was verified and counted, so the rate-limit headers are present. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A `semantic` search over tables none of which has a finished semantic index. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -3934,8 +4746,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["KeyForbidden"];
+            401: components["responses"]["KeyUnauthorized"];
+            403: components["responses"]["PublishableKeyForbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -3968,7 +4780,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
@@ -4002,7 +4814,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
@@ -4045,7 +4857,7 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -4087,7 +4899,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchTrendsListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -4129,7 +4941,7 @@ export interface operations {
                     "application/json": components["schemas"]["PerformanceResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -4172,7 +4984,7 @@ export interface operations {
                     "application/json": components["schemas"]["PopularQueriesResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -4215,7 +5027,7 @@ export interface operations {
                     "application/json": components["schemas"]["InsightsResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -4275,9 +5087,18 @@ export interface operations {
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description Exports are part of the enterprise tier (the caller's best active key). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -4318,9 +5139,9 @@ export interface operations {
                     "application/json": components["schemas"]["SystemOverviewResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AdminForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -4363,9 +5184,9 @@ export interface operations {
                     "application/json": components["schemas"]["UserActivityResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AdminForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -4393,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimitStatusResponse"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["KeyUnauthorized"];
             default: components["responses"]["Error"];
         };
     };
@@ -4424,8 +5245,22 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimitAnalyticsResponse"];
                 };
             };
-            400: components["responses"]["KeyBadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /** @description A query parameter fails validation. The key was verified and counted, so the rate-limit headers are present. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             default: components["responses"]["Error"];
         };

@@ -1,10 +1,12 @@
 import Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { createApiBackend } from './api/backend.js';
+import { contractMethods } from './api/contract.js';
 import { dispatch } from './api/dispatch.js';
 import { ContractPipeline } from './api/pipeline.js';
 import { responseValidator, type ContractViolation } from './api/response-validator.js';
 import type { Config } from './config/config.js';
+import { crossOrigin } from './http/cors.js';
 import { errorTranslator } from './http/error-translator.js';
 import { jsonBody } from './http/json-body.js';
 import { requestHeaders } from './http/request-headers.js';
@@ -22,9 +24,9 @@ export interface QuarryApp {
 }
 
 /**
- * The request pipeline, outermost first: response batching (on by default), the request's headers, request id,
- * access/usage log, contract check of the response, the one error translator, JSON body parsing, then
- * openapi-backend, which routes by openapi.yaml.
+ * The request pipeline, outermost first: CORS (a preflight ends there), response batching (on by default), the
+ * request's headers, request id, access/usage log, contract check of the response, the one error translator, JSON
+ * body parsing, then openapi-backend, which routes by openapi.yaml.
  */
 export async function createApp(config: Config, logger: Logger, services: Services): Promise<QuarryApp> {
   const api = await createApiBackend(services);
@@ -32,6 +34,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   // Earlier entries are whatever the client sent, so they are never believed.
   const koa = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
   const contractViolations: ContractViolation[] = [];
+  koa.use(crossOrigin(config.corsOrigins, contractMethods()));
   if (config.responseBatching) koa.use(responseBatching());
   koa.use(requestHeaders());
   koa.use(requestId());

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { normalizeOrigin } from '../lib/origins.js';
 import { loadOrCreateSecrets } from './secrets.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -31,6 +32,8 @@ export interface Config {
   /** Write the responses of one event-loop turn together (src/http/response-batching.ts). */
   responseBatching: boolean;
   validateResponses: boolean;
+  /** Web origins whose pages may call the API from a browser (CORS): `*` for any, else exact origins. */
+  corsOrigins: '*' | string[];
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
   /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
@@ -83,6 +86,19 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const list = (name: string): string[] =>
     (read(name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+  const origins = (name: string, fallback: '*' | string[]): '*' | string[] => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (raw === '*') return '*';
+    if (raw.toLowerCase() === 'none') return [];
+    const entries = list(name);
+    const bad = entries.filter((entry) => normalizeOrigin(entry) === null);
+    if (bad.length > 0) {
+      problems.push(`${name} must be *, none, or comma-separated origins such as https://shop.example.com (scheme, host and port only), got ${bad.map((b) => `"${b}"`).join(', ')}.`);
+      return [];
+    }
+    return [...new Set(entries.map((entry) => normalizeOrigin(entry)!))];
+  };
 
   const nodeEnv = oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const);
   const dataDir = resolve(read('DATA_DIR') ?? './data');
@@ -112,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(indexUri) && !/^(s3|s3\+ddb|gs|az|file):\/\//i.test(indexUri)) {
     problems.push(`INDEX_URI must be a folder or an s3://, gs://, az:// or file:// URI, got "${indexUri}".`);
   }
+  const corsOrigins = origins('CORS_ORIGINS', nodeEnv === 'production' ? [] : '*');
 
   const config = {
     port: int('PORT', 3000, 0, 65535),
@@ -146,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     analyticsRetentionDays: int('ANALYTICS_RETENTION_DAYS', 395, 1, 3650),
     responseBatching: bool('RESPONSE_BATCHING', true),
     validateResponses: bool('VALIDATE_RESPONSES', false),
+    corsOrigins,
     embeddings,
     index: {
       uri: /^[a-z][a-z0-9+.-]*:\/\//i.test(indexUri) || isAbsolute(indexUri) ? indexUri : resolve(indexUri),

@@ -27,6 +27,7 @@ export const settings: SettingSpec[] = [
   { name: 'BODY_LIMIT', default: '1048576', meaning: 'Largest accepted request body in bytes (1024-104857600).' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
   { name: 'TRUST_PROXY', default: 'false', meaning: 'Trust `X-Forwarded-For` for the client IP (only behind your own proxy).' },
+  { name: 'CORS_ORIGINS', default: '* (none in production)', meaning: 'Origins whose web pages may call the API from a browser: `*`, `none`, or a comma-separated list such as `https://shop.example.com,http://localhost:8080`. Others get no CORS headers. A publishable key narrows this to its own `allowedOrigins`; secret keys are refused from any page.' },
   { name: 'UPGRADE_URL', default: 'https://quarry.example.com/pricing', meaning: 'Link given in 429 and tier errors.' },
   { name: 'SQLITE_DATA_DIR', default: '<DATA_DIR>/sqlite', meaning: 'The only folder from which SQLite database files may be connected.' },
   { name: 'DB_HOST_ALLOWLIST', default: '(empty)', meaning: 'Comma-separated hosts, CIDRs or host:port always allowed for database connections.' },

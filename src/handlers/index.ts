@@ -7,6 +7,7 @@ import * as health from './health.js';
 import * as indexing from './indexing.js';
 import * as keys from './keys.js';
 import * as management from './management.js';
+import * as playground from './playground.js';
 import * as rateLimit from './rate-limit.js';
 import * as search from './search.js';
 
@@ -22,4 +23,5 @@ export const handlers: Record<string, OperationHandler> = {
   ...analytics,
   ...rateLimit,
   ...docs,
+  ...playground,
 };

@@ -7,6 +7,10 @@ export async function createApiKey(c: Context, { services }: HandlerEnv): Promis
   return reply('createApiKey', 201, await services.apiKeys.create(userOf(c), c.request.requestBody as BodyOf<'createApiKey'>));
 }
 
+export async function createPublishableKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  return reply('createPublishableKey', 201, await services.apiKeys.createPublishable(userOf(c), c.request.requestBody as BodyOf<'createPublishableKey'>));
+}
+
 export async function listApiKeys(c: Context, { services }: HandlerEnv): Promise<Reply> {
   return reply('listApiKeys', 200, await services.apiKeys.list(userOf(c)));
 }

@@ -28,6 +28,11 @@ export function keySubject(keyId: string): string {
   return `key:${keyId}`;
 }
 
+/** The subject of one client IP's requests with a publishable key (so one visitor cannot spend a site's allowance). */
+export function visitorSubject(keyId: string, ip: string): string {
+  return `pkip:${keyId}:${ip}`;
+}
+
 /** The subject of a key's AI-requests-per-hour limit. */
 export function aiSubject(keyId: string): string {
   return `ai:${keyId}`;

@@ -2,9 +2,14 @@ import { literal, UniqueConstraintError, type InferAttributes } from 'sequelize'
 import { ApiKeyModel } from '../models/index.js';
 
 export type ApiKeyRecord = InferAttributes<ApiKeyModel>;
-export type NewApiKey = Omit<ApiKeyRecord, 'createdAt' | 'updatedAt' | 'revokedAt' | 'replacedById' | 'lastUsedAt' | 'usageCount' | 'initialForUser'> & {
+/** What only a publishable key has (null or absent on a secret key). */
+type PublishableFields = 'kind' | 'publishableKey' | 'allowedOrigins' | 'databaseIds' | 'tableNames' | 'requestsPerIpPerHour';
+export type NewApiKey = Omit<ApiKeyRecord, 'createdAt' | 'updatedAt' | 'revokedAt' | 'replacedById' | 'lastUsedAt' | 'usageCount' | 'initialForUser' | PublishableFields> & {
   initialForUser?: string | null;
-};
+} & Partial<Pick<ApiKeyRecord, PublishableFields>>;
+/** What an update may change. */
+export type ApiKeyChanges = Partial<Pick<ApiKeyRecord, 'name' | 'tier' | 'permissions' | 'expiresAt' | 'revokedAt' | 'replacedById'
+  | 'allowedOrigins' | 'databaseIds' | 'tableNames' | 'requestsPerIpPerHour'>>;
 
 /** Thrown when the user already has an initial key. */
 export class InitialKeyExistsError extends Error {}
@@ -41,7 +46,7 @@ export const apiKeyRepository = {
     return ApiKeyModel.count({ where: { userId } });
   },
 
-  async update(id: string, changes: Partial<Pick<ApiKeyRecord, 'name' | 'tier' | 'permissions' | 'expiresAt' | 'revokedAt' | 'replacedById'>>): Promise<ApiKeyRecord | null> {
+  async update(id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null> {
     await ApiKeyModel.update(changes, { where: { id } });
     return plain(await ApiKeyModel.findByPk(id));
   },

@@ -23,7 +23,8 @@ export interface TargetFilters {
   columns?: string[] | null;
 }
 
-function named(table: TableSchema, names: string[]): boolean {
+/** `table` is one of `names`, by its bare name or as `schema.table` (how a request's `tables` name tables). */
+export function named(table: Pick<TableSchema, 'name' | 'schema'>, names: string[]): boolean {
   return names.includes(table.name) || (table.schema !== null && names.includes(`${table.schema}.${table.name}`));
 }
 

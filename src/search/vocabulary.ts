@@ -26,17 +26,26 @@ export function addText(vocabulary: Vocabulary, text: string): void {
   }
 }
 
-export async function sampleVocabulary(executor: SqlExecutor, schema: SearchSchema, timeoutMs: number): Promise<Vocabulary> {
-  const vocabulary: Vocabulary = new Map();
+/** A connection's sampled words: all of them, and each table's own (a key restricted to tables sees only theirs). */
+export interface SampledVocabulary {
+  all: Vocabulary;
+  tables: { table: { name: string; schema: string | null }; vocabulary: Vocabulary }[];
+}
+
+const capped = (vocabulary: Vocabulary): Vocabulary =>
+  vocabulary.size <= MAX_WORDS ? vocabulary : new Map([...vocabulary].sort((a, b) => b[1] - a[1]).slice(0, MAX_WORDS));
+
+export async function sampleVocabularies(executor: SqlExecutor, schema: SearchSchema, timeoutMs: number): Promise<SampledVocabulary> {
   const q = (name: string) => executor.quoteIdent(name);
-  const tables = schema.tables.filter((t) => t.textColumns.length > 0).slice(0, SAMPLE_TABLES);
-  for (const table of tables) {
+  const sampled: SampledVocabulary['tables'] = [];
+  for (const table of schema.tables.filter((t) => t.textColumns.length > 0).slice(0, SAMPLE_TABLES)) {
+    const vocabulary: Vocabulary = new Map();
     const from = table.schema && schema.engine === 'postgres' ? `${q(table.schema)}.${q(table.name)}` : q(table.name);
     const rows = await executor.query(`SELECT ${table.textColumns.map(q).join(', ')} FROM ${from} LIMIT ${SAMPLE_ROWS}`, [], { timeoutMs });
     for (const row of rows) for (const value of Object.values(row)) if (typeof value === 'string') addText(vocabulary, value);
+    sampled.push({ table: { name: table.name, schema: table.schema ?? null }, vocabulary: capped(vocabulary) });
   }
-  if (vocabulary.size <= MAX_WORDS) return vocabulary;
-  return new Map([...vocabulary].sort((a, b) => b[1] - a[1]).slice(0, MAX_WORDS));
+  return { all: capped(mergeVocabularies(sampled.map((t) => t.vocabulary))), tables: sampled };
 }
 
 /** Optimal string alignment distance, or max + 1 as soon as it must exceed `max`. */
@@ -95,7 +104,7 @@ export function didYouMean(query: string, vocabulary: Vocabulary, limit = 3): st
   return [...new Set(spellings)].filter((s) => s !== query).slice(0, limit);
 }
 
-/** Several connections' vocabularies as one. */
+/** Several connections' (or tables') vocabularies as one. */
 export function mergeVocabularies(vocabularies: Vocabulary[]): Vocabulary {
   if (vocabularies.length === 1) return vocabularies[0]!;
   const merged: Vocabulary = new Map();

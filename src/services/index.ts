@@ -72,7 +72,9 @@ export function createServices(infra: Infrastructure) {
     connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
     onUserChanged: (userId) => keyCache.userChanged(userId),
   });
-  const apiKeys = new ApiKeyService({ keys: apiKeyRepository, users: userRepository, pepper: config.apiKeyPepper, cache: keyCache });
+  const apiKeys = new ApiKeyService({
+    keys: apiKeyRepository, users: userRepository, connections: databaseConnectionRepository, pepper: config.apiKeyPepper, cache: keyCache,
+  });
   const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
   const violations = new ViolationRecorder(violationRepository, onBackgroundError);
   const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });

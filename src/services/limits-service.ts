@@ -2,11 +2,12 @@ import type { Context } from 'openapi-backend';
 import { AppError } from '../errors/app-error.js';
 import { isoTimestamp } from '../lib/iso-time.js';
 import {
-  aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, WINDOW_SECONDS,
+  aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, visitorSubject, WINDOW_SECONDS,
   type CustomLimits, type RateLimitDecision, type RateLimitStore, type TierName,
 } from '../rate-limit/index.js';
 import type { HandlerEnv } from '../api/types.js';
 import type { KeyCaller, UserCaller } from './callers.js';
+import { requestsPerIp } from './publishable-keys.js';
 
 /** `x-quarry-rate-limit` of an operation in openapi.yaml. */
 type OperationLimit = 'exempt' | { scope: 'ip' | 'user'; limit: number } | undefined;
@@ -52,6 +53,8 @@ interface KeyPlan {
   tierLabel: string;
   subject: string;
   concurrencySubject: string;
+  /** Publishable keys: the per-client-IP limit; null for secret keys. */
+  visitorRule: ReturnType<typeof perHourRule> | null;
 }
 
 /**
@@ -71,6 +74,7 @@ function planFor(key: KeyCaller['key']): KeyPlan {
       tierLabel: tierLabel(key),
       subject: keySubject(key.id),
       concurrencySubject: concurrencySubject(key.id),
+      visitorRule: key.kind === 'publishable' ? perHourRule(requestsPerIp(key)) : null,
     };
     plans.set(key, plan);
   }
@@ -79,7 +83,8 @@ function planFor(key: KeyCaller['key']): KeyPlan {
 
 /**
  * Applies the spec's Limits section to a request: per-operation limits (per IP or per user), the key's tier
- * limit (sliding hour + burst, with a block), and concurrent requests per key. Every answer sets X-RateLimit-*.
+ * limit (sliding hour + burst, with a block), a publishable key's per-client-IP limit, and concurrent requests per
+ * key. Every answer sets X-RateLimit-*.
  */
 export class LimitsService {
   private readonly now: () => number;
@@ -108,9 +113,14 @@ export class LimitsService {
       this.setHeaders(env, await this.deps.store.peek(plan.subject, rule, nowMs), tier);
       return;
     }
+    // A publishable key's visitor is counted first and, once over, refused before the key's own allowance is touched.
+    const visitor = plan.visitorRule ? await this.deps.store.consume(visitorSubject(caller.key.id, env.ip), plan.visitorRule, nowMs) : null;
+    if (visitor && !visitor.allowed) this.refuseOrSetHeaders(env, visitor, tier, null);
     const decision = await this.deps.store.consume(plan.subject, rule, nowMs);
     if (!decision.allowed) this.deps.violations.record(caller.key.id, decision, new Date(nowMs), limits.burstLimit);
-    this.refuseOrSetHeaders(env, decision, tier, caller.key.tier);
+    // The headers tell whichever limit has less left: for a visitor of a busy site that is the key's, else their own.
+    const shown = decision.allowed && visitor && visitor.remaining < decision.remaining ? visitor : decision;
+    this.refuseOrSetHeaders(env, shown, tier, caller.key.tier);
     if (limits.concurrentConnections !== null) {
       const subject = plan.concurrencySubject;
       const lease = env.requestId;

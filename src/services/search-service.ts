@@ -32,6 +32,7 @@ import { spaceName, type IndexHit, type IndexStore } from '../search-index/index
 import type { Correction } from '../search-index/typos.js';
 import { indexedColumns } from '../search-index/filter-columns.js';
 import type { KeyCaller } from './callers.js';
+import { searchScope } from './publishable-keys.js';
 import { needsIndex, refine, type RefinableSource } from './search-refinements.js';
 import type { DatabaseService } from './database-service.js';
 import { keyText, LiveSearch, targetName, type LiveOutcome, type TableOutcome } from './live-search.js';
@@ -132,7 +133,10 @@ export class SearchService {
     if (excludedOnly && mode !== 'semantic') throw invalid('/query', 'needs at least one word that is not excluded (-word): nothing can match only exclusions');
     const limit = request.limit ?? DEFAULT_LIMIT;
     const semanticRatio = request.semanticRatio ?? DEFAULT_SEMANTIC_RATIO;
-    const records = await this.selectConnections(caller, request.databases ?? []);
+    // A publishable key searches only its own databases and tables (publishable-keys.ts).
+    const scope = searchScope(caller.key, request);
+    request = { ...request, tables: scope.tables };
+    const records = await this.selectConnections(caller, scope.databases, scope.keyDefault);
     const typoTolerance = request.typoTolerance ?? true;
     const fingerprint = searchFingerprint({
       u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
@@ -180,7 +184,8 @@ export class SearchService {
     const [indexed, liveOutcomes] = await Promise.all([
       searchIndex(this.deps.index.store, {
         space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query.root), vector, window: top, semanticRatio,
-        wholeSpace: plans.every((p) => p.wholeIndex) && (request.databases ?? []).length === 0 && (request.tables ?? []).length === 0,
+        // Every connection of the environment, every table: no filter. A publishable key's own databases are a subset.
+        wholeSpace: !scope.keyDefault && plans.every((p) => p.wholeIndex) && (request.databases ?? []).length === 0 && (request.tables ?? []).length === 0,
         where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance,
       }),
       Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
@@ -320,8 +325,17 @@ export class SearchService {
   }
 
   /** The named connections (404 unknown or another user's, 401 other environment), or all of the key's environment. */
-  private async selectConnections(caller: KeyCaller, ids: string[]): Promise<DatabaseConnectionRecord[]> {
+  /**
+   * The connections a search reads: the named ones (an unknown or another user's id is 404, another environment's
+   * 401), or with none named every connection of the key's environment. `keyDefault`: the ids are a publishable
+   * key's own list, so one deleted since the key was made is left out rather than failing every search.
+   */
+  private async selectConnections(caller: KeyCaller, ids: string[], keyDefault = false): Promise<DatabaseConnectionRecord[]> {
     const environment = caller.key.environment;
+    if (keyDefault) {
+      const own = new Set(ids);
+      return (await this.deps.connections.listOwned(caller.user.id, environment)).filter((record) => own.has(record.id));
+    }
     if (ids.length === 0) return this.deps.connections.listOwned(caller.user.id, environment);
     const records: DatabaseConnectionRecord[] = [];
     for (const id of ids) {

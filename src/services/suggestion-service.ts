@@ -3,13 +3,18 @@
  * queries (source `history`) and from other users' (source `popular`, only queries searched by at least
  * POPULAR_MIN_USERS distinct users and that found something), and "did you mean" spellings from the vocabulary of
  * the caller's connections in the key's environment (sampled per connection, kept VOCABULARY_TTL_MS).
+ *
+ * A publishable key is public, so nothing anyone typed is suggested through it (one visitor must not see what another
+ * searched for), and its spelling fixes come only from the databases and tables it may search.
  */
 import type { components } from '../../generated/openapi.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
 import type { SearchSuggestionRepository } from '../repositories/search-suggestion-repository.js';
 import { TtlCache } from '../search/ttl-cache.js';
-import { didYouMean, mergeVocabularies, sampleVocabulary, type Vocabulary } from '../search/vocabulary.js';
+import { named } from '../search/targets.js';
+import { didYouMean, mergeVocabularies, sampleVocabularies, type SampledVocabulary, type Vocabulary } from '../search/vocabulary.js';
 import type { KeyCaller } from './callers.js';
+import { searchScope } from './publishable-keys.js';
 import type { SearchService } from './search-service.js';
 
 type Suggestions = components['schemas']['SuggestionsResponse']['data'];
@@ -30,7 +35,7 @@ export interface SuggestionDeps {
 }
 
 export class SuggestionService {
-  private readonly vocabularies = new TtlCache<Vocabulary>(VOCABULARY_TTL_MS, 500);
+  private readonly vocabularies = new TtlCache<SampledVocabulary>(VOCABULARY_TTL_MS, 500);
   private readonly now: () => number;
 
   constructor(private readonly deps: SuggestionDeps) {
@@ -43,9 +48,10 @@ export class SuggestionService {
     // Searches are recorded without NUL (search-service), and a NUL breaks the store's query.
     const typed = input.q.replace(/\u0000/g, '').trim();
     const since = new Date(this.now() - SUGGESTION_DAYS * 86_400_000);
+    const pastQueries = typed !== '' && caller.key.kind !== 'publishable';
     const [own, popular, vocabulary] = await Promise.all([
-      typed ? this.deps.queries.ownQueries(caller.user.id, typed, since, limit + 1) : [],
-      typed ? this.deps.queries.popularQueries(typed, since, POPULAR_MIN_USERS, limit + 1) : [],
+      pastQueries ? this.deps.queries.ownQueries(caller.user.id, typed, since, limit + 1) : [],
+      pastQueries ? this.deps.queries.popularQueries(typed, since, POPULAR_MIN_USERS, limit + 1) : [],
       this.vocabularyOf(caller),
     ]);
     const seen = new Set([typed.toLowerCase()]);
@@ -66,16 +72,23 @@ export class SuggestionService {
     this.vocabularies.forget(databaseId);
   }
 
+  /** The words of the connections (and tables) the key may search. */
   private async vocabularyOf(caller: KeyCaller): Promise<Vocabulary> {
-    const records = await this.deps.connections.listOwned(caller.user.id, caller.key.environment);
-    const vocabularies = await Promise.all(records.map((record) => this.sample(record).catch(() => new Map<string, number>())));
+    const scope = searchScope(caller.key, {});
+    const own = scope.keyDefault ? new Set(scope.databases) : null;
+    const records = (await this.deps.connections.listOwned(caller.user.id, caller.key.environment)).filter((record) => !own || own.has(record.id));
+    const tables = scope.tables ?? null;
+    const vocabularies = await Promise.all(records.map(async (record) => {
+      const sampled = await this.sample(record).catch((): SampledVocabulary => ({ all: new Map(), tables: [] }));
+      return tables ? mergeVocabularies(sampled.tables.filter((t) => named(t.table, tables)).map((t) => t.vocabulary)) : sampled.all;
+    }));
     return mergeVocabularies(vocabularies);
   }
 
-  private sample(record: DatabaseConnectionRecord): Promise<Vocabulary> {
+  private sample(record: DatabaseConnectionRecord): Promise<SampledVocabulary> {
     return this.vocabularies.get(record.id, `${record.updatedAt.getTime()}`, async () => {
       const { executor, schema } = await this.deps.search.schemaOf(record, this.now() + this.deps.timeoutMs);
-      return sampleVocabulary(executor, schema, this.deps.timeoutMs);
+      return sampleVocabularies(executor, schema, this.deps.timeoutMs);
     });
   }
 }

@@ -1,65 +1,31 @@
 /**
- * The API reference page (issue 9) as a reader sees it: GET /docs opened in headless Chromium (Debian's chromium
- * package, driven by playwright-core), Redoc rendered from Quarry's own files under the page's
- * Content-Security-Policy, and every operation of openapi.yaml listed. Without /usr/bin/chromium the file is
- * skipped with the reason in its name, except on CI (CI=true), where that is a failure.
+ * The API reference page (issue 9) as a reader sees it: GET /docs opened in headless Chromium
+ * (test/support/chromium.ts), Redoc rendered from Quarry's own files under the page's Content-Security-Policy, and
+ * every operation of openapi.yaml listed.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { browserSuite, browserTestsRun, openBrowser, recordPage, type Browser, type PageRecord } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { Contract } from './support/contract.js';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(chromiumPath);
-const required = process.env.CI === 'true';
-const skipReason = `skipped: ${chromiumPath} is missing (apt-get install -y chromium; with CI=true this fails)`;
-
 const contract = new Contract();
-if (!hasChromium && !required) console.warn(`test/contract/docs-page.test.ts ${skipReason}`);
+const runs = browserTestsRun('test/contract/docs-page.test.ts');
 const screenshotPath = join(tmpdir(), 'quarry-docs-page.png');
 
-interface PageRecord {
-  violations: { directive: string; blockedUri: string }[];
-  errors: string[];
-  foreignRequests: string[];
-}
-
 let t: TestServer;
-let userDataDir: string;
-let browser: BrowserContext;
+let browser: Browser;
 let page: Page;
-const record: PageRecord = { violations: [], errors: [], foreignRequests: [] };
+let record: PageRecord;
 
-describe.skipIf(!hasChromium && !required)(`GET /docs in headless Chromium${hasChromium || required ? '' : ` (${skipReason})`}`, () => {
+describe.skipIf(!runs)(browserSuite('GET /docs in headless Chromium'), () => {
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`${chromiumPath} is missing: install Debian's chromium package (CI=true, so this is not skipped)`);
     t = await startTestServer();
-    userDataDir = mkdtempSync(join(tmpdir(), 'quarry-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1400, height: 900 },
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    const origin = new URL(t.server.url).origin;
-    page.on('pageerror', (error) => record.errors.push(error.message));
-    // A response means the request reached the network; a request the policy blocked never gets one.
-    page.on('response', (response) => {
-      const url = response.url();
-      if (!url.startsWith(origin) && !/^(data|blob):/.test(url)) record.foreignRequests.push(url);
-    });
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().includes('Content Security Policy')) record.errors.push(message.text());
-    });
-    await page.exposeFunction('reportCspViolation', (directive: string, blockedUri: string) => record.violations.push({ directive, blockedUri }));
-    await page.addInitScript(() => {
-      const report = (window as unknown as { reportCspViolation: (d: string, u: string) => void }).reportCspViolation;
-      document.addEventListener('securitypolicyviolation', (event) => report(event.violatedDirective, event.blockedURI));
-    });
+    browser = await openBrowser();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    record = await recordPage(page, [new URL(t.server.url).origin]);
     const response = await page.goto(`${t.server.url}/docs`);
     expect(response?.status()).toBe(200);
     // Redoc has rendered when the middle panel shows the last operation of the contract.
@@ -70,7 +36,6 @@ describe.skipIf(!hasChromium && !required)(`GET /docs in headless Chromium${hasC
   afterEach(() => t?.assertContract());
   afterAll(async () => {
     await browser?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
     await t?.stop();
   }, 30_000);
 

@@ -109,6 +109,19 @@ describe(`prism mock of openapi.yaml (${operations.length} operations)`, () => {
     expect(failures).toEqual([]);
   });
 
+  it('when an operation limited per client IP is mocked, then its rate-limit headers say what the server says: tier anonymous and its own limit', async () => {
+    const perIp = operations.filter((operation) => (operation.spec as unknown as Record<string, { scope?: string }>)['x-quarry-rate-limit']?.scope === 'ip');
+    expect(perIp.map((operation) => operation.operationId).sort()).toEqual(['loginUser', 'registerUser']);
+    for (const operation of perIp) {
+      const { limit } = (operation.spec as unknown as Record<string, { limit: number }>)['x-quarry-rate-limit'];
+      for (const prefer of [undefined, 'code=429']) {
+        const response = await send(operation, { prefer });
+        expect([operation.operationId, prefer, response.headers.get('x-ratelimit-tier'), response.headers.get('x-ratelimit-limit')])
+          .toEqual([operation.operationId, prefer, 'anonymous', String(limit)]);
+      }
+    }
+  });
+
   it(`when any of the ${secured.length} secured operations is called without a credential, then the mock answers 401 in the error envelope`, async () => {
     const failures: string[] = [];
     for (const operation of secured) {

@@ -3,17 +3,20 @@
  * both, exactly. Needs PostgreSQL and Redis (PG_URL, REDIS_URL); a missing service fails the test.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/api-client.js';
-import { createKey, registerUser } from '../support/factories.js';
+import { createKey, randomIp, registerUser } from '../support/factories.js';
+import { seedSqlite } from '../support/search-corpus.js';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { freshPostgresDatabase, redisUrl } from '../support/stores.js';
 
 let servers: ServerProcess[] = [];
 let dropDatabase: () => Promise<void>;
+/** SQLITE_DATA_DIR of both processes, so a connected SQLite file is the same database for either. */
+const sqliteDir = mkdtempSync(join(tmpdir(), 'quarry-cluster-sqlite-'));
 
 beforeAll(async () => {
   const database = await freshPostgresDatabase();
@@ -25,7 +28,9 @@ beforeAll(async () => {
     API_KEY_PEPPER: randomBytes(32).toString('hex'),
     CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     TRUST_PROXY: 'true',
+    SQLITE_DATA_DIR: sqliteDir,
   };
+  await seedSqlite(sqliteDir, 'cluster.db', 'products');
   // The first process applies the migrations; the second then starts on an up-to-date store.
   servers.push(await spawnServer({ ...shared, DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-a-')) }));
   servers.push(await spawnServer({ ...shared, DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-b-')) }));
@@ -34,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop()));
   await dropDatabase?.();
+  rmSync(sqliteDir, { recursive: true, force: true });
 });
 
 describe('rate limits shared through Redis by two server processes', () => {
@@ -58,6 +64,23 @@ describe('rate limits shared through Redis by two server processes', () => {
     const status = await a.get('/api/v1/rate-limit/status', { token: key.secret });
     expect(status.body.data.rateLimit.current.requests).toBe(500);
   }, 120_000);
+
+  it('when one visitor sends 12 searches with a publishable key to both processes at once, then exactly its 6 per IP are admitted', async () => {
+    const [a, b] = servers.map((server) => new ApiClient(server.url));
+    const user = await registerUser(a);
+    const connected = await a.post('/api/v1/databases', { name: 'Cluster', engine: 'sqlite', database: 'cluster.db', environment: 'test' }, { token: user.token });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(201);
+    const created = await a.post('/api/v1/keys/publishable', {
+      name: 'Storefront', databases: [connected.body.data.database.id], allowedOrigins: ['https://shop.example.com'], rateLimitTier: 'pro', requestsPerIpPerHour: 6,
+    }, { token: user.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const visitor = { token: created.body.data.publishableKey, headers: { 'X-Forwarded-For': randomIp() } };
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).post('/api/v1/search', { query: 'battery' }, visitor)));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(6);
+    expect(answers.filter((answer) => answer.status === 429).map((answer) => answer.body.error.code)).toEqual(Array(6).fill('RATE_LIMIT_EXCEEDED'));
+    const another = await b.post('/api/v1/search', { query: 'battery' }, { ...visitor, headers: { 'X-Forwarded-For': randomIp() } });
+    expect(another.status).toBe(200);
+  }, 60_000);
 
   it('when a key is revoked through one process, then the other rejects it at once (cache invalidated through Redis)', async () => {
     const [a, b] = servers.map((server) => new ApiClient(server.url));

@@ -5,6 +5,7 @@ import * as semanticIndex from './0003-semantic-index.js';
 import * as requestUsageRollups from './0004-request-usage-rollups.js';
 import * as searchIndex from './0020-search-index.js';
 import * as searchIndexColumns from './0021-search-index-columns.js';
+import * as publishableKeys from './0015-publishable-keys.js';
 
 export interface Migration {
   name: string;
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   { name: '0004-request-usage-rollups', ...requestUsageRollups },
   { name: '0020-search-index', ...searchIndex },
   { name: '0021-search-index-columns', ...searchIndexColumns },
+  { name: '0015-publishable-keys', ...publishableKeys },
 ];

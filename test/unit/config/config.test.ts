@@ -42,6 +42,9 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
     ['NODE_ENV', 'staging', /NODE_ENV must be one of/],
     ['BODY_LIMIT', '10', /BODY_LIMIT must be a whole number from 1024/],
+    ['CORS_ORIGINS', 'shop.example.com', /CORS_ORIGINS must be \*, none, or comma-separated origins .* got "shop.example.com"/],
+    ['CORS_ORIGINS', 'https://shop.example.com/search', /CORS_ORIGINS must be .* got "https:\/\/shop.example.com\/search"/],
+    ['CORS_ORIGINS', 'https://a.example.com, ftp://b.example.com', /CORS_ORIGINS must be .* got "ftp:\/\/b.example.com"/],
   ])('when %s is %j, then the start stops with a clear message', (name, value, message) => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), [name]: value })).toThrow(message);
   });
@@ -60,5 +63,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATA_DIR: dataDir(), NODE_ENV: 'production' }).dbAllowPrivateHosts).toBe(false);
     expect(loadConfig({ DATA_DIR: dataDir() }).dbAllowPrivateHosts).toBe(true);
     expect(loadConfig({ DATA_DIR: dataDir(), NODE_ENV: 'production', DB_ALLOW_PRIVATE_HOSTS: 'true' }).dbAllowPrivateHosts).toBe(true);
+  });
+
+  it('when CORS_ORIGINS is not set, then pages of any origin may call a development server and none a production one', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).corsOrigins).toBe('*');
+    expect(loadConfig({ DATA_DIR: dataDir(), NODE_ENV: 'production' }).corsOrigins).toEqual([]);
+    expect(loadConfig({ DATA_DIR: dataDir(), NODE_ENV: 'production', CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(loadConfig({ DATA_DIR: dataDir(), CORS_ORIGINS: 'none' }).corsOrigins).toEqual([]);
+  });
+
+  it('when CORS_ORIGINS lists origins, then each is kept as browsers send it (lower case, no default port, no slash)', () => {
+    const config = loadConfig({ DATA_DIR: dataDir(), CORS_ORIGINS: 'https://Shop.Example.com:443/, http://localhost:8080,http://localhost:8080' });
+    expect(config.corsOrigins).toEqual(['https://shop.example.com', 'http://localhost:8080']);
   });
 });

@@ -12,7 +12,7 @@ describe('README configuration table', () => {
 
   it('when the config parser reads the environment, then every variable it reads is a documented setting', () => {
     const source = readFileSync(new URL('../../../src/config/config.ts', import.meta.url), 'utf8');
-    const read = [...source.matchAll(/(?:read|int|bool|oneOf|list)\('([A-Z_]+)'/g)].map((match) => match[1]);
+    const read = [...source.matchAll(/(?:read|int|bool|oneOf|list|origins)\('([A-Z_]+)'/g)].map((match) => match[1]);
     const documented = settings.map((setting) => setting.name);
     for (const name of new Set(read)) expect(documented, name).toContain(name);
   });

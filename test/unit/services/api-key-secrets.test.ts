@@ -23,10 +23,19 @@ describe('API key secrets', () => {
 
   it('when parsed, then only the exact format is accepted', () => {
     const { secret, publicId } = mintSecret('test');
-    expect(parseSecret(secret)).toEqual({ environment: 'test', publicId });
-    for (const bad of [secret + 'x', secret.slice(0, -1), secret.replace('_test_', '_prod_'), secret.replace(/.$/, '-'), 'quarry_sk_test_']) {
+    expect(parseSecret(secret)).toEqual({ kind: 'secret', environment: 'test', publicId });
+    const badTag = secret.replace('quarry_sk_', 'quarry_xk_');
+    for (const bad of [secret + 'x', secret.slice(0, -1), secret.replace('_test_', '_prod_'), secret.replace(/.$/, '-'), 'quarry_sk_test_', badTag]) {
       expect(parseSecret(bad)).toBeNull();
     }
+  });
+
+  it('when a publishable key is minted, then it is quarry_pk_<env>_ + 52 base62 characters and parses as publishable', () => {
+    const { secret, publicId } = mintSecret('live', 'publishable');
+    expect(secret).toMatch(/^quarry_pk_live_[A-Za-z0-9]{52}$/);
+    expect(secret.startsWith(keyPrefix('live', publicId, 'publishable'))).toBe(true);
+    expect(keyPrefix('live', publicId, 'publishable')).toBe(`quarry_pk_live_${publicId}`);
+    expect(parseSecret(secret)).toEqual({ kind: 'publishable', environment: 'live', publicId });
   });
 
   it('when hashed with a pepper, then only the same secret and pepper match', () => {

@@ -19,7 +19,46 @@ function request(caller: KeyCaller, operation: Record<string, unknown> = {}, req
 const service = (now = () => 1_000_000) =>
   new LimitsService({ store: new MemoryStore(), enabled: true, upgradeUrl: 'https://u', violations: { record() {} }, now });
 
+/** A publishable key of the custom limits `requestsPerHour` (one request per visitor IP per `perIp`). */
+const publishable = (requestsPerHour: number, perIp: number) =>
+  ({ kind: 'key', key: { id: 'key_pk', kind: 'publishable', tier: 'free', customLimits: { requestsPerHour, burstLimit: requestsPerHour }, requestsPerIpPerHour: perIp, permissions: ['search'] }, user: { id: 'usr_1' } }) as unknown as KeyCaller;
+
+function fromIp(caller: KeyCaller, ip: string) {
+  const r = request(caller);
+  (r.env as { ip: string }).ip = ip;
+  return r;
+}
+
 describe('LimitsService', () => {
+  it('when a visitor uses up a publishable key\'s per-IP limit, then they are refused and their refused requests leave the key\'s allowance to others', async () => {
+    const limits = service();
+    const caller = publishable(5, 2);
+    const outcome = async (ip: string) => {
+      const r = fromIp(caller, ip);
+      const error = await limits.admit(r.c, r.env).then(() => null, (e: AppError) => e);
+      r.state.onDone.forEach((done) => done());
+      return { code: error?.code ?? 'ok', headers: r.state.responseHeaders };
+    };
+    const a = [await outcome('10.0.0.1'), await outcome('10.0.0.1'), await outcome('10.0.0.1'), await outcome('10.0.0.1')];
+    expect(a.map((o) => o.code)).toEqual(['ok', 'ok', 'RATE_LIMIT_EXCEEDED', 'RATE_LIMIT_EXCEEDED']);
+    // The visitor's own limit is what their headers report while it is the tighter one.
+    expect(a[1].headers).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0' });
+    expect(a[2].headers).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0', 'Retry-After': expect.any(String) });
+    // 2 of the key's 5 are spent: two more visitors get 2 and 1, then the key itself is full.
+    const b = [await outcome('10.0.0.2'), await outcome('10.0.0.2')];
+    const c = [await outcome('10.0.0.3'), await outcome('10.0.0.3')];
+    expect([...b, ...c].map((o) => o.code)).toEqual(['ok', 'ok', 'ok', 'RATE_LIMIT_EXCEEDED']);
+    expect(c[0].headers).toMatchObject({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0' });
+  });
+
+  it('when a secret key is used from many IPs, then only its own limit applies', async () => {
+    const limits = service();
+    const caller = key('free');
+    const r = fromIp(caller, '10.0.0.9');
+    await limits.admit(r.c, r.env);
+    expect(r.state.responseHeaders).toMatchObject({ 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '999' });
+  });
+
   it('when a free key has 3 requests in flight, then a 4th is refused with CONCURRENCY_LIMIT_EXCEEDED until one finishes', async () => {
     const limits = service();
     const caller = key('free');
