@@ -119,7 +119,7 @@ describe.skipIf(!runs)(browserSuite('GET /playground in headless Chromium'), () 
 
   it('when a semantic search finds no table with a semantic index, then the page shows 409 SEMANTIC_INDEX_REQUIRED', async () => {
     await search(keys.publishable, 'something to charge a phone', { mode: 'semantic' });
-    expect(await statusLine()).toMatch(/^409 SEMANTIC_INDEX_REQUIRED: No selected table has a finished semantic index/);
+    expect(await statusLine()).toMatch(/^409 SEMANTIC_INDEX_REQUIRED: No selected table is searched by meaning yet/);
   });
 
   it('when the page has been used, then nothing left this server, the policy blocked nothing and no script failed', () => {
