@@ -16,6 +16,8 @@
  *   query takes tens of seconds, so each engine runs at least MIN_DIRECT queries and then as many as fit in
  *   DIRECT_BUDGET_MS.
  * Targets (issue 27): Quarry's p50 at most 100 ms and at most 1/10 of the direct query's; sync at least 5,000 rows/s.
+ * Then (issue 26) id and title are made filterable (a rewrite of the table's rows) and the same queries run with a
+ * filter and with a facet, taking turns with the plain query: each p50 at most 2 x the plain one.
  *
  *   npx tsx scripts/bench-search.ts [queries through Quarry per engine, default 200]
  */
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
   };
 
   const lines: string[] = [];
+  const refinedLines: string[] = [];
   try {
     for (const engine of ['postgres', 'mysql', 'sqlite'] as const) {
       const registered = await client.post('/api/v1/auth/register', { email: `bench-${engine}-${Date.now()}@example.com`, password: 'correct-horse-42', name: engine });
@@ -122,15 +125,45 @@ async function main(): Promise<void> {
       const syncSeconds = (performance.now() - connectedAt) / 1000;
       const syncRate = table.rows / syncSeconds;
 
-      const times: number[] = [];
-      for (const [i, query] of queries.entries()) {
+      const searchOnce = async (query: string, extra: Record<string, unknown>) => {
         const t0 = performance.now();
-        const res = await client.post('/api/v1/search', { query, databases: [id], limit: LIMIT }, { token: key });
+        const res = await client.post('/api/v1/search', { query, databases: [id], limit: LIMIT, ...extra }, { token: key });
         const took = performance.now() - t0;
         if (res.status !== 200 || res.body.data.databases[0].source !== 'index') throw new Error(`search ${engine}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
+        return took;
+      };
+      const times: number[] = [];
+      for (const [i, query] of queries.entries()) {
+        const took = await searchOnce(query, {});
         if (i >= WARMUP) times.push(took);
       }
       times.sort((a, b) => a - b);
+
+      // Issue 26: the same queries with a filter and with facets, taking turns with the plain query so all three see
+      // the machine alike. The corpus has no category: the filter is a range on id (half the rows), the facet is
+      // the title, a text column with nearly as many values as rows (the most counting a facet can ask).
+      const patched = await client.patch(`/api/v1/databases/${id}/index/tables/articles`, { filterableColumns: ['id', 'title'] }, { token });
+      if (patched.status !== 200) throw new Error(`filterable columns ${engine}: ${JSON.stringify(patched.body)}`);
+      for (;;) {
+        const state = (await client.get(`/api/v1/databases/${id}/index/tables/articles`, { token })).body.data;
+        if (state.job?.trigger === 'settings' && state.job.status === 'done') break;
+        if (state.job?.status === 'failed') throw new Error(`rewrite of ${engine} failed: ${JSON.stringify(state.job)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const refined = { plain: [] as number[], filtered: [] as number[], faceted: [] as number[] };
+      const filter = { and: [{ column: 'id', op: 'gte', value: 25_001 }, { column: 'id', op: 'lte', value: 75_000 }] };
+      for (const [i, query] of queries.entries()) {
+        const plain = await searchOnce(query, {});
+        const filtered = await searchOnce(query, { filter });
+        const faceted = await searchOnce(query, { facets: ['title'] });
+        if (i < WARMUP) continue;
+        refined.plain.push(plain);
+        refined.filtered.push(filtered);
+        refined.faceted.push(faceted);
+      }
+      for (const list of Object.values(refined)) list.sort((a, b) => a - b);
+      const [plainP50, filteredP50, facetedP50] = [refined.plain, refined.filtered, refined.faceted].map((l) => percentile(l, 0.5));
+      refinedLines.push(`| ${engine} | ${plainP50!.toFixed(1)} | ${filteredP50!.toFixed(1)} (${(filteredP50! / plainP50!).toFixed(2)} x) | ${facetedP50!.toFixed(1)} (${(facetedP50! / plainP50!).toFixed(2)} x) | ${filteredP50! <= 2 * plainP50! && facetedP50! <= 2 * plainP50! ? 'met' : 'NOT MET'} |`);
 
       const direct = await directRunner(engine);
       const directTimes: number[] = [];
@@ -160,6 +193,10 @@ async function main(): Promise<void> {
   console.log('| engine | sync rows/s | Quarry p50 ms | Quarry p99 ms | direct p50 ms | Quarry / direct | verdict |');
   console.log('|---|---|---|---|---|---|---|');
   for (const line of lines) console.log(line);
+  console.log('\nFiltered and faceted queries (issue 26), the same queries taking turns with the plain one; target: p50 <= 2 x plain\n');
+  console.log('| engine | plain p50 ms | filtered p50 ms (id in a range of half the rows) | faceted p50 ms (facet: title) | verdict |');
+  console.log('|---|---|---|---|---|');
+  for (const line of refinedLines) console.log(line);
 }
 
 await main();
