@@ -42,6 +42,13 @@ export const indexJobRepository = {
     return plain(await IndexJobModel.findOne({ where: { connectionId, tableName, status: LIVE } }));
   },
 
+  /** The queued and running jobs of these connections. */
+  async liveByConnections(connectionIds: string[]): Promise<IndexJobRecord[]> {
+    if (connectionIds.length === 0) return [];
+    const rows = await IndexJobModel.findAll({ where: { connectionId: connectionIds, status: LIVE } });
+    return rows.map((row) => row.get({ plain: true }));
+  },
+
   /** The newest job of every table of these connections. */
   async latestByConnections(connectionIds: string[]): Promise<IndexJobRecord[]> {
     if (connectionIds.length === 0) return [];

@@ -4,6 +4,7 @@
  * stop words removed, Snowball English stemming) decides what matches; a word here matches a query word when both
  * stem to the same Porter2 stem, so "models" in a row is marked for the query "model".
  */
+import { LRUCache } from 'lru-cache';
 import stem from 'wink-porter2-stemmer';
 import type { QueryNode } from '../search/boolean-query.js';
 import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search/highlight.js';
@@ -39,9 +40,18 @@ export function queryStems(text: string): Set<string> {
   return stems;
 }
 
+/** Stems of words seen in rows, kept: a snippet stems every word of its columns, and the same words recur. */
+const stemmed = new LRUCache<string, string>({ max: 50_000 });
+
+function stemOf(folded: string): string {
+  let found = stemmed.get(folded);
+  if (found === undefined) stemmed.set(folded, (found = stem(folded)));
+  return found;
+}
+
 function matches(word: string, stems: Set<string>): boolean {
   const folded = fold(word);
-  return !STOP_WORDS.has(folded) && stems.has(stem(folded));
+  return !STOP_WORDS.has(folded) && stems.has(stemOf(folded));
 }
 
 /**

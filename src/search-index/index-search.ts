@@ -101,17 +101,22 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   };
   const semanticScope: SearchScope = { ...scope, srcs: input.sources.filter((s) => s.semanticReady).map((s) => s.src) };
 
-  let text = input.text;
-  if (input.typoTolerance && input.mode !== 'semantic') {
-    const corrected = await correctTypos(space, text, scope);
-    text = corrected.query;
+  // The text ranking, with typos corrected: the check runs beside the query as typed, which is the answer unless a
+  // word turns out to be missing and is corrected (then the query runs again with the correction).
+  const searchText = async (limit: number): Promise<IndexHit[]> => {
+    const [asTyped, corrected] = await Promise.all([
+      space.searchText(input.text, scope, limit),
+      input.typoTolerance ? correctTypos(space, input.text, scope) : null,
+    ]);
+    if (!corrected || corrected.corrections.length === 0) return asTyped;
     result.corrections = corrected.corrections;
-  }
+    return space.searchText(corrected.query, scope, limit);
+  };
 
   let counted: IndexHit[];
   let ranked: IndexHit[];
   if (input.mode === 'natural') {
-    counted = await space.searchText(text, scope, COUNT_CAP + 1);
+    counted = await searchText(COUNT_CAP + 1);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY) : [];
@@ -119,7 +124,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   } else {
     const depth = Math.max(input.window, HYBRID_DEPTH);
     const [byText, byMeaning] = await Promise.all([
-      space.searchText(text, scope, Math.max(depth, COUNT_CAP + 1)),
+      searchText(Math.max(depth, COUNT_CAP + 1)),
       input.vector ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
     ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);

@@ -269,8 +269,8 @@ export class IndexService {
 
   /** The indexed tables of these connections (with what search needs to know about them). */
   async indexedTables(connectionIds: string[]): Promise<{ tables: IndexTableRecord[]; liveJobs: IndexJobRecord[] }> {
-    const [tables, jobs] = await Promise.all([this.deps.tables.listByConnections(connectionIds), this.deps.jobs.latestByConnections(connectionIds)]);
-    return { tables, liveJobs: jobs.filter((job) => job.status === 'queued' || job.status === 'running') };
+    const [tables, liveJobs] = await Promise.all([this.deps.tables.listByConnections(connectionIds), this.deps.jobs.liveByConnections(connectionIds)]);
+    return { tables, liveJobs };
   }
 
   private indexable(schema: TableSchema[]): TableSchema[] {

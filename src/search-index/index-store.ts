@@ -19,6 +19,7 @@
  */
 import { Mutex } from 'async-mutex';
 import type { Connection, Table } from '@lancedb/lancedb';
+import type { Table as ArrowTable } from 'apache-arrow';
 import { loadLance } from './lance.js';
 
 /** One row of an indexed table, as the index keeps it. */
@@ -77,11 +78,23 @@ function scopeFilter(scope: SearchScope): string | null {
   return parts.length > 0 ? parts.join(' AND ') : null;
 }
 
-function hit(row: Record<string, unknown>, score: number, columns: string[] | undefined, withText: boolean | undefined): IndexHit {
-  const found: IndexHit = { rid: String(row.rid), src: String(row.src), score };
-  if (columns && columns.length > 0) found.values = Object.fromEntries(columns.map((c) => [c, row[c] ?? null]));
-  if (withText) found.text = String(row.text ?? '');
-  return found;
+/**
+ * The hits of a result read column by column (an Arrow table's columns, not a proxy object per row: a search
+ * counts up to COUNT_CAP matches, and per-row proxies were most of the time spent reading them).
+ */
+function hits(table: ArrowTable, score: (raw: number) => number, scoreColumn: string, columns: string[] | undefined, withText: boolean | undefined): IndexHit[] {
+  const read = (name: string) => table.getChild(name)?.toArray() as ArrayLike<unknown> | undefined;
+  const rid = [...(table.getChild('rid') ?? [])] as string[];
+  const src = [...(table.getChild('src') ?? [])] as string[];
+  const scores = read(scoreColumn)!;
+  const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
+  const text = withText ? ([...(table.getChild('text') ?? [])] as string[]) : null;
+  return rid.map((id, i) => {
+    const found: IndexHit = { rid: id, src: src[i]!, score: score(Number(scores[i])) };
+    if (values.length > 0) found.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
+    if (text) found.text = text[i] ?? '';
+    return found;
+  });
 }
 
 export interface IndexStoreOptions {
@@ -337,23 +350,23 @@ export class IndexSpace {
     let search = this.table.query().fullTextSearch(fts);
     const where = scopeFilter(scope);
     if (where) search = search.where(where);
-    const rows = await search.select(['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : [])]).limit(limit).toArray();
-    return rows.map((row) => hit(row, Number(row._score), scope.columns, query.withText));
+    const table = await search.select(['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : [])]).limit(limit).toArrow();
+    return hits(table, (raw) => raw, '_score', scope.columns, query.withText);
   }
 
   /** Rows nearest to `vector` by cosine similarity (score = similarity, at least `minSimilarity`), in `scope`. */
   async searchVector(vector: Float32Array, scope: SearchScope, limit: number, minSimilarity: number): Promise<IndexHit[]> {
     if (scope.srcs?.length === 0 || limit <= 0 || !(await this.hasVectors())) return [];
     const where = scopeFilter(scope);
-    const rows = await this.table.vectorSearch(Array.from(vector))
+    const table = await this.table.vectorSearch(Array.from(vector))
       .column('vector')
       .distanceType('cosine')
       .where(where ? `(${where}) AND vector IS NOT NULL` : 'vector IS NOT NULL')
       .distanceRange(undefined, 1 - minSimilarity)
       .select(['rid', 'src', '_distance', ...(scope.columns ?? [])])
       .limit(limit)
-      .toArray();
-    return rows.map((row) => hit(row, 1 - Number(row._distance), scope.columns, false));
+      .toArrow();
+    return hits(table, (distance) => 1 - distance, '_distance', scope.columns, false);
   }
 
   /** The stored rows with these rids (the page of a search), in no particular order. */
