@@ -172,6 +172,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/management/users/{userId}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `id`.
+                 * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an account's plan (admin)
+         * @description Sets what the account may use (its keys' tiers, connected databases, databases per search, SQLite upload
+         *     size, semantic rows, exports). Admins only; the operator does the same with
+         *     `npm run user -- plan <email> <plan>`. Keys already above a lowered plan keep their stored tier but act at
+         *     the plan's tier from the next request (within 5 seconds on every process). Ids come from
+         *     `getAdminUserActivity`; an unknown id is 404.
+         */
+        put: operations["updateUserPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/register": {
         parameters: {
             query?: never;
@@ -270,8 +300,9 @@ export interface paths {
         get: operations["getProfile"];
         /**
          * Update the caller's profile
-         * @description Changes name and/or email (same rules as registration). Any other field, `role` included, is rejected
-         *     with 400 `VALIDATION_ERROR`.
+         * @description Changes name and/or email (same rules as registration). A new email needs `currentPassword` (400
+         *     `VALIDATION_ERROR` without it, 401 `INVALID_CREDENTIALS` when wrong). Any other field, `role` included, is
+         *     rejected with 400 `VALIDATION_ERROR`; an email address never grants a role.
          */
         put: operations["updateProfile"];
         post?: never;
@@ -320,7 +351,8 @@ export interface paths {
          * @description The full secret is in `secretKey` only in this response. `permissions` accepts `search`, `analytics` and
          *     `admin` (`admin` implies the other two); `database:read` and `database:write` are rejected with 400 because
          *     database connections are managed with a JWT, never with a key. `expiresAt` is a date (`YYYY-MM-DD`, the key
-         *     expires at the end of that day, UTC) or a date-time in the future. Limited to 20 per hour per user.
+         *     expires at the end of that day, UTC) or a date-time in the future. `rateLimitTier` may be at most the
+         *     account's plan (403 `TIER_ABOVE_PLAN`). Limited to 20 per hour per user.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -346,7 +378,8 @@ export interface paths {
         /**
          * Update an API key
          * @description Changes name, tier, permissions and expiry (`null` removes the expiry). Environment and secret cannot be
-         *     changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404.
+         *     changed. The tier may be at most the account's plan (403 `TIER_ABOVE_PLAN`). A revoked key cannot be
+         *     updated (409 `CONFLICT`). Another user's key is a 404.
          */
         put: operations["updateApiKey"];
         post?: never;
@@ -435,8 +468,8 @@ export interface paths {
          *     (a path outside it is 400 `SQLITE_PATH_NOT_ALLOWED`) and host, port, username and password are ignored.
          *     Hosts are checked against the connection policy (`DB_HOST_ALLOWLIST`, `DB_ALLOW_PRIVATE_HOSTS`):
          *     link-local and cloud metadata addresses are always refused (400 `HOST_NOT_ALLOWED`). The password is
-         *     stored encrypted (AES-256-GCM) and never returned. The tier's database count applies to the caller's
-         *     best active key tier (free 3, pro 25, enterprise unlimited; 403 `TIER_LIMIT_EXCEEDED`).
+         *     stored encrypted (AES-256-GCM) and never returned. The database count of the caller's account plan
+         *     applies (free 3, pro 25, enterprise unlimited; 403 `TIER_LIMIT_EXCEEDED`).
          */
         post: operations["createDatabase"];
         delete?: never;
@@ -591,7 +624,7 @@ export interface paths {
          *     embedded again (`rowsSkipped`), and vectors of rows that are gone are dropped (`rowsDeleted`). It is
          *     resumable: a stopped or restarted server continues from the last page written.
          *
-         *     Rows indexed per table follow the caller's best active key tier: free 10,000, pro 100,000, enterprise
+         *     Rows indexed per table follow the caller's account plan: free 10,000, pro 100,000, enterprise
          *     1,000,000. Rows past the limit (in primary key order) are left out and the job reports `truncated`.
          *     Indexing does not count against the AI request limit; semantic searches do.
          *
@@ -827,8 +860,8 @@ export interface paths {
          *     * `growth`: searches against the previous range. growthRate = 100 * (current - previous) / previous, 100
          *       when the previous range had none. Trend up >= +10%, down <= -10%, else flat; significance by
          *       |growthRate|: high >= 50, medium >= 20, else low.
-         *     * `peak_usage`: the busiest hour against the hourly request limit of the caller's tier (their best active
-         *       key). Significance: high >= 80% of the limit, medium >= 50%, else low.
+         *     * `peak_usage`: the busiest hour against the hourly request limit of the caller's tier (their account's
+         *       plan). Significance: high >= 80% of the limit, medium >= 50%, else low.
          *
          *     **optimizationInsights**
          *     * `missing_fulltext_index`, one per connection: tables that searches read without a full-text index (a
@@ -871,8 +904,8 @@ export interface paths {
          * Export analytics
          * @description Streams the caller's search records (oldest first) or per-bucket aggregates over the range as CSV (RFC 4180,
          *     CRLF, header row), JSON (an array of objects) or XLSX (one worksheet, header row). Large exports are streamed
-         *     in batches, never built whole. Only the enterprise tier has exports (the caller's best active key): other
-         *     tiers get 403 `FEATURE_NOT_IN_TIER`, naming the tier, with `details.tier` and `details.upgradeUrl`.
+         *     in batches, never built whole. Only the enterprise plan has exports (the caller's account plan): other
+         *     plans get 403 `FEATURE_NOT_IN_TIER`, naming the tier, with `details.tier` and `details.upgradeUrl`.
          *     An unknown column in `metrics` is 400 `VALIDATION_ERROR`.
          */
         get: operations["exportAnalytics"];
@@ -1024,7 +1057,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -1057,6 +1090,13 @@ export interface components {
         Permission: "search" | "analytics" | "admin";
         /** @enum {string} */
         RateLimitTier: "free" | "pro" | "enterprise";
+        /**
+         * @description What the account may use: its keys' tiers (at most the plan), connected databases, databases per search,
+         *     SQLite upload size, semantic rows per table and exports. New accounts are `free`; the operator
+         *     (`npm run user -- plan <email> <plan>`) or an admin (`updateUserPlan`) changes it, never the account itself.
+         * @enum {string}
+         */
+        Plan: "free" | "pro" | "enterprise";
         Message: {
             message: string;
         };
@@ -1078,10 +1118,12 @@ export interface components {
             email: components["schemas"]["Email"];
             name: components["schemas"]["PersonName"];
             /**
-             * @description Admins are named by the server's `ADMIN_EMAILS`; nobody can choose a role.
+             * @description Only the server's operator makes an account an admin (`npm run user -- role <email> admin`) or a user
+             *     again; no request, field or email address can grant a role.
              * @enum {string}
              */
             role: "user" | "admin";
+            plan: components["schemas"]["Plan"];
             /** @description Ids of the user's database connections. */
             connectedDatabases: string[];
             createdAt: components["schemas"]["Timestamp"];
@@ -1102,6 +1144,11 @@ export interface components {
         UpdateProfileRequest: {
             name?: components["schemas"]["PersonName"];
             email?: components["schemas"]["Email"];
+            /** @description Required when `email` changes (400 `VALIDATION_ERROR` without it, 401 `INVALID_CREDENTIALS` when wrong). */
+            currentPassword?: string;
+        };
+        UpdatePlanRequest: {
+            plan: components["schemas"]["Plan"];
         };
         ChangePasswordRequest: {
             currentPassword: string;
@@ -2175,6 +2222,11 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The account's `id`.
+         * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
+         */
+        UserId: string;
+        /**
          * @description The key's `id`.
          * @example key_4mQ9vT2xLc8pR7sN1bWd0z
          */
@@ -2448,6 +2500,42 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    updateUserPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `id`.
+                 * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The account with its new plan. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
     registerUser: {
         parameters: {
             query?: never;
@@ -2702,6 +2790,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -2737,6 +2826,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             default: components["responses"]["Error"];

@@ -14,7 +14,6 @@ export interface Config {
   jwt: { secret: string; issuer: string; audience: string; accessTtl: number; refreshTtl: number; sessionMaxAge: number };
   apiKeyPepper: string;
   credentialsKey: Buffer;
-  adminEmails: string[];
   bodyLimit: number;
   logLevel: string;
   trustProxy: boolean;
@@ -124,7 +123,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     apiKeyPepper: '',
     credentialsKey: Buffer.alloc(0),
-    adminEmails: list('ADMIN_EMAILS').map((email) => email.toLowerCase()),
     bodyLimit: int('BODY_LIMIT', 1_048_576, 1024, 104_857_600),
     logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     trustProxy: bool('TRUST_PROXY', false),
@@ -142,6 +140,11 @@ export function loadConfig(env: Env = process.env): Config {
     embeddings,
   };
 
+  // An address in the environment made whoever registered it an admin (issue 23): roles are the operator's alone now.
+  // A retired setting, not a documented one: it is only looked for, so a deployment still setting it stops here.
+  if (env.ADMIN_EMAILS?.trim()) {
+    problems.push('ADMIN_EMAILS is no longer supported: it made whoever registered a listed address an admin. Unset it, check that each admin account is really yours, and run `npm run user -- role <email> admin` for each.');
+  }
   const jwtSecret = read('JWT_SECRET');
   if (jwtSecret !== undefined && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters.');
   const pepper = read('API_KEY_PEPPER');

@@ -23,7 +23,6 @@ export const settings: SettingSpec[] = [
   { name: 'JWT_SESSION_MAX_AGE', default: '2592000', meaning: 'No refresh extends a session beyond this many seconds after its login.' },
   { name: 'API_KEY_PEPPER', default: '(generated, kept in secrets.json)', meaning: 'Server secret mixed into API key hashes (HMAC-SHA-256), at least 32 characters.' },
   { name: 'CREDENTIALS_KEY', default: '(generated, kept in secrets.json)', meaning: 'Base64 of 32 bytes: AES-256-GCM key for stored database passwords. A wrong key stops the start.' },
-  { name: 'ADMIN_EMAILS', default: '(empty)', meaning: 'Comma-separated emails of users who get role `admin`.' },
   { name: 'BODY_LIMIT', default: '1048576', meaning: 'Largest accepted request body in bytes (1024-104857600).' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
   { name: 'TRUST_PROXY', default: 'false', meaning: 'Trust `X-Forwarded-For` for the client IP (only behind your own proxy).' },

@@ -41,6 +41,12 @@ export const userRepository = {
     return this.findById(id);
   },
 
+  /** Accounts on a plan above free, oldest first (the operator's review of paid plans). */
+  async listPaidPlans(): Promise<UserRecord[]> {
+    const rows = await UserModel.findAll({ where: { plan: { [Op.ne]: 'free' } }, order: [['createdAt', 'ASC'], ['id', 'ASC']] });
+    return rows.map((row) => row.get({ plain: true }));
+  },
+
   async touch(id: string, at: Date): Promise<void> {
     await UserModel.update({ lastActiveAt: at }, { where: { id }, silent: true });
   },

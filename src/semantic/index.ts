@@ -51,7 +51,8 @@ export interface SemanticDeps {
     tablesOf(record: DatabaseConnectionRecord): Promise<TableSchema[]>;
   };
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
-  bestActiveTier(userId: string): Promise<TierName | null>;
+  /** The owner's plan (PlanService.planOf): it decides how many rows of a table are embedded. */
+  planOf(userId: string): Promise<TierName>;
   limits: { admitAiRequest(caller: KeyCaller): Promise<void> };
   /** Tests and benchmarks may supply their own. */
   provider?: EmbeddingProvider;
@@ -77,7 +78,7 @@ export function createSemantic(deps: SemanticDeps) {
   const index = new SemanticIndexService({
     owned: (userId, databaseId) => deps.databases.owned(userId, databaseId),
     tablesOf: (record) => deps.databases.tablesOf(record),
-    bestActiveTier: deps.bestActiveTier,
+    planOf: deps.planOf,
     jobs: semanticIndexJobRepository,
     runner,
     providerId: provider.id,

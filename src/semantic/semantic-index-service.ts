@@ -18,7 +18,7 @@ type SemanticIndexJob = components['schemas']['SemanticIndexJob'];
 export interface SemanticIndexDeps {
   owned(userId: string, databaseId: string): Promise<DatabaseConnectionRecord>;
   tablesOf(record: DatabaseConnectionRecord): Promise<TableSchema[]>;
-  bestActiveTier(userId: string): Promise<TierName | null>;
+  planOf(userId: string): Promise<TierName>;
   jobs: SemanticIndexJobRepository;
   runner: { pump(): Promise<void>; abort(jobId: string): void };
   providerId: string;
@@ -44,7 +44,7 @@ export class SemanticIndexService {
     const table = await this.table(record, tableName);
     const problem = indexableProblem(table);
     if (problem) throw validationError([{ location: 'body', path: '/table', message: `names a table that ${problem}` }]);
-    const tier = (await this.deps.bestActiveTier(caller.user.id)) ?? 'free';
+    const tier = await this.deps.planOf(caller.user.id);
     const id = tableId(table);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const live = await this.deps.jobs.findLive(record.id, id);

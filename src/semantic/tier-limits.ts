@@ -1,7 +1,7 @@
 import type { TierName } from '../rate-limit/index.js';
 
 /**
- * Rows of one table that semantic indexing embeds, per tier of the owner's best active key (openapi.yaml,
+ * Rows of one table that semantic indexing embeds, per plan of the owner's account (openapi.yaml,
  * startSemanticIndex). Rows past the limit, in primary key order, are left out and the job says so (`truncated`).
  */
 export const SEMANTIC_ROWS_PER_TABLE: Readonly<Record<TierName, number>> = Object.freeze({

@@ -6,6 +6,7 @@ import type { UserRepository } from '../repositories/user-repository.js';
 import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secretMatches } from './api-key-secrets.js';
 import type { KeyCaller, UserCaller } from './callers.js';
 import { KeyCache } from './key-cache.js';
+import { isAbovePlan, planOfUser, type PlanService } from './plan-service.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type NewApiKeyView = components['schemas']['NewApiKey'];
@@ -21,6 +22,8 @@ export interface ApiKeyDeps {
   users: UserRepository;
   pepper: string;
   cache: KeyCache;
+  /** A key's tier may be at most its account's plan. */
+  plans: Pick<PlanService, 'assertTierAllowed'>;
   now?: () => Date;
 }
 
@@ -93,8 +96,9 @@ export class ApiKeyService {
     }
   }
 
-  /** createApiKey */
+  /** createApiKey: a tier above the account's plan is 403 TIER_ABOVE_PLAN. */
   async create(caller: UserCaller, input: CreateKeyRequest): Promise<CreatedKey> {
+    await this.deps.plans.assertTierAllowed(caller.user.id, input.rateLimitTier ?? 'free');
     return this.mint(caller.user.id, {
       name: input.name.trim() || 'Unnamed key',
       environment: input.environment ?? 'test',
@@ -110,10 +114,11 @@ export class ApiKeyService {
     return { apiKeys: keys.map(toApiKey), total: keys.length };
   }
 
-  /** updateApiKey */
+  /** updateApiKey: a tier above the account's plan is 403 TIER_ABOVE_PLAN. */
   async update(caller: UserCaller, keyId: string, input: UpdateKeyRequest): Promise<{ apiKey: ApiKey }> {
     const key = await this.owned(caller, keyId);
     if (key.revokedAt) throw new AppError('CONFLICT', 'This key is revoked and can no longer be changed.', { keyId });
+    if (input.rateLimitTier !== undefined) await this.deps.plans.assertTierAllowed(caller.user.id, input.rateLimitTier);
     const updated = await this.deps.keys.update(key.id, {
       ...(input.name !== undefined && { name: input.name.trim() || key.name }),
       ...(input.rateLimitTier !== undefined && { tier: input.rateLimitTier }),
@@ -184,8 +189,11 @@ export class ApiKeyService {
     }
     const user = cached?.user ?? (await this.deps.users.findById(key.userId));
     if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix());
-    if (!cached) this.deps.cache.set(parsed.publicId, key, user, readAt, token);
-    return { kind: 'key', key, user };
+    if (cached) return { kind: 'key', key, user };
+    // A key made before its account's plan was lowered (or before plans existed) acts at the plan's tier.
+    const effective = isAbovePlan(key.tier, planOfUser(user)) ? { ...key, tier: planOfUser(user) } : key;
+    this.deps.cache.set(parsed.publicId, effective, user, readAt, token);
+    return { kind: 'key', key: effective, user };
   }
 
   private async mint(

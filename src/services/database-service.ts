@@ -7,9 +7,9 @@ import { decryptSecret, encryptSecret } from '../crypto/credentials.js';
 import { AppError, notFound } from '../errors/app-error.js';
 import { newId } from '../lib/ids.js';
 import { TIERS } from '../rate-limit/index.js';
-import type { ApiKeyRepository } from '../repositories/api-key-repository.js';
 import type { DatabaseConnectionChanges, DatabaseConnectionRecord, DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
 import type { UserCaller } from './callers.js';
+import type { PlanService } from './plan-service.js';
 
 type Database = components['schemas']['Database'];
 type CreateDatabaseRequest = components['schemas']['CreateDatabaseRequest'];
@@ -20,7 +20,7 @@ type DatabaseStatus = components['schemas']['DatabaseStatusResponse']['data'];
 
 export interface DatabaseDeps {
   connections: DatabaseConnectionRepository;
-  keys: Pick<ApiKeyRepository, 'bestActiveTier'>;
+  plans: Pick<PlanService, 'planOf'>;
   pools: PoolManager;
   executorOptions: ExecutorOptions;
   credentialsKey: Buffer;
@@ -279,9 +279,9 @@ export class DatabaseService {
     throw new AppError(result.error.code, result.error.message, { engine: settings.engine, host: settings.host, port: settings.port }, status);
   }
 
-  /** Databases per tier (free 3, pro 25, enterprise unlimited), by the caller's best active key tier. */
+  /** Databases per plan (free 3, pro 25, enterprise unlimited), by the caller's account plan. */
   private async checkTierAllowsAnother(caller: UserCaller): Promise<void> {
-    const tier = (await this.deps.keys.bestActiveTier(caller.user.id)) ?? 'free';
+    const tier = await this.deps.plans.planOf(caller.user.id);
     const limit = TIERS[tier].databases;
     if (limit === null) return;
     if ((await this.deps.connections.countOwned(caller.user.id)) >= limit) {

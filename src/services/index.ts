@@ -26,6 +26,7 @@ import { HealthService } from './health-service.js';
 import { KeyUsageService } from './key-usage-service.js';
 import { LimitsService } from './limits-service.js';
 import { MigrationService } from './migration-service.js';
+import { PlanService } from './plan-service.js';
 import { RateLimitService } from './rate-limit-service.js';
 import { RetentionService } from './retention-service.js';
 import { SearchHistoryService, type History } from './search-history-service.js';
@@ -58,16 +59,19 @@ export function createServices(infra: Infrastructure) {
   const keyCache = new KeyCache(bus, 5_000);
   const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const tokens = new TokenService(config.jwt);
+  // Account plans (issue 23): what an account may use, never the best tier among its own keys.
+  const plans = new PlanService({
+    users: userRepository, upgradeUrl: config.upgradeUrl, view: (user) => accounts.toUser(user), onUserChanged: (userId) => keyCache.userChanged(userId),
+  });
   const accounts = new AccountsService({
     users: userRepository,
     sessions: sessionRepository,
     tokens,
-    adminEmails: config.adminEmails,
     sessionMaxAgeSeconds: config.jwt.sessionMaxAge,
     connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
     onUserChanged: (userId) => keyCache.userChanged(userId),
   });
-  const apiKeys = new ApiKeyService({ keys: apiKeyRepository, users: userRepository, pepper: config.apiKeyPepper, cache: keyCache });
+  const apiKeys = new ApiKeyService({ keys: apiKeyRepository, users: userRepository, pepper: config.apiKeyPepper, cache: keyCache, plans });
   const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
   const violations = new ViolationRecorder(violationRepository, onBackgroundError);
   const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });
@@ -79,7 +83,7 @@ export function createServices(infra: Infrastructure) {
   const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000 });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
-    keys: apiKeyRepository,
+    plans,
     pools,
     executorOptions,
     credentialsKey: config.credentialsKey,
@@ -96,7 +100,7 @@ export function createServices(infra: Infrastructure) {
     logger,
     databases,
     findConnection: (id) => databaseConnectionRepository.findById(id),
-    bestActiveTier: (userId) => apiKeyRepository.bestActiveTier(userId),
+    planOf: (userId) => plans.planOf(userId),
     limits,
     now,
   });
@@ -159,6 +163,7 @@ export function createServices(infra: Infrastructure) {
   return {
     clock,
     accounts,
+    plans,
     apiKeys,
     databases,
     pools,
@@ -174,9 +179,9 @@ export function createServices(infra: Infrastructure) {
     search,
     suggestions,
     retention,
-    analytics: new AnalyticsService({ ...analyticsReads, connections: databaseConnectionRepository, keys: apiKeyRepository }),
+    analytics: new AnalyticsService({ ...analyticsReads, connections: databaseConnectionRepository, plans }),
     adminAnalytics: new AdminAnalyticsService({ ...analyticsReads, users: userRepository, roleOf: (user) => accounts.roleOf(user) }),
-    analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, keys: apiKeyRepository, upgradeUrl: config.upgradeUrl }),
+    analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, plans, upgradeUrl: config.upgradeUrl }),
     searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository, cache: historyCache }),
     rateLimit: new RateLimitService({ limits, logs: requestUsageRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
   };

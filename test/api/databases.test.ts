@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseConnectionRepository } from '../../src/repositories/database-connection-repository.js';
 import { createKey, registerUser, type TestUser } from '../support/factories.js';
 import { mysqlConnection, onMysql, onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -19,6 +20,7 @@ beforeAll(async () => {
   t = await startTestServer();
   sqliteDir = join(t.dataDir, 'sqlite');
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
   await createKey(t.client, owner, { rateLimitTier: 'pro' });
   await onPostgres([
     `CREATE TABLE ${pgIndexed} (id serial PRIMARY KEY, title text NOT NULL, body text, views int)`,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { seedSqlite } from '../support/search-corpus.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const file = `suggest-${randomBytes(4).toString('hex')}.db`;
@@ -16,6 +17,7 @@ interface Caller {
 
 async function caller(): Promise<Caller> {
   const user = await registerUser(t.client);
+  await grantPlan(t, user, 'pro');
   const key = await createKey(t.client, user, { rateLimitTier: 'pro', environment: 'test' });
   const res = await t.client.post('/api/v1/databases', { name: 'Catalog', engine: 'sqlite', database: file, environment: 'test' }, { token: user.token });
   if (res.status !== 201) throw new Error(JSON.stringify(res.body));

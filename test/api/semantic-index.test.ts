@@ -17,6 +17,7 @@ import { semanticIndexRequired } from '../../src/semantic/index.js';
 import { createKey, registerUser, type TestUser } from '../support/factories.js';
 import { onPostgres, onSqlite, postgresConnection, userPostgresUrl } from '../support/seed-databases.js';
 import { ftsOr, paraphrases, semanticRows, tsOr } from '../support/semantic-corpus.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -85,6 +86,7 @@ const search = (db: { id: string }, query: string, extra: Record<string, unknown
 beforeAll(async () => {
   t = await startTestServer();
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
   const key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
   caller = { kind: 'key', key: (await apiKeyRepository.findOwned(owner.id, key.id))!, user: (await userRepository.findById(owner.id))! };
   sqlitePath = await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [

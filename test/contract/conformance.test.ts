@@ -11,6 +11,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fromIp, uniqueEmail } from '../support/factories.js';
+import { grantPlan, makeAdmin } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { ConformanceProbe, type ProbeResponse } from './support/conformance-probe.js';
 import { Contract } from './support/contract.js';
@@ -27,7 +28,7 @@ let proxy: PrismProcess;
 let api: ConformanceProbe;
 
 beforeAll(async () => {
-  t = await startTestServer({ ADMIN_EMAILS: adminEmail });
+  t = await startTestServer();
   proxy = await startPrism(['proxy', 'openapi.yaml', t.server.url]);
   api = new ConformanceProbe(proxy.url, contract);
 }, 120_000);
@@ -180,6 +181,7 @@ describe('management and health through prism proxy', () => {
 
   it('when an admin reads the migration status, then 200; a plain user is 403 ADMIN_REQUIRED', async () => {
     const admin = await register(adminEmail);
+    await makeAdmin(t, admin);
     const user = await register();
     const status = await api.get('/api/v1/management/migration-status', { token: admin.token });
     expect(status.status).toBe(200);
@@ -193,6 +195,8 @@ describe('keys through prism proxy', () => {
 
   it('when a key is created and listed, then 201 with the secret once and 200 with the key; database:read is 400', async () => {
     const user = await register();
+    expectError(await createKey(user, { name: 'Above the plan', rateLimitTier: 'pro' }), 403, 'TIER_ABOVE_PLAN');
+    await grantPlan(t, user, 'enterprise');
     const created = await createKey(user, { name: 'Production search', rateLimitTier: 'pro', expiresAt: '2099-12-31' });
     expect(created.status).toBe(201);
     expect(created.headers.get('x-ratelimit-limit')).toBe('20');
@@ -205,6 +209,7 @@ describe('keys through prism proxy', () => {
 
   it('when a key is updated, regenerated and its usage read, then 200; an unknown key is 404 NOT_FOUND for each', async () => {
     const user = await register();
+    await grantPlan(t, user, 'enterprise');
     const id = (await createKey(user)).body.data.apiKey.id as string;
     const updated = await api.put(`/api/v1/keys/${id}`, { name: 'renamed', rateLimitTier: 'enterprise', expiresAt: null }, { token: user.token });
     expect(updated.status).toBe(200);
@@ -244,9 +249,11 @@ describe('keys through prism proxy', () => {
 describe('every other operation through prism proxy', () => {
   it('when each remaining operation gets its documented example request, then it answers per contract or is 501 NOT_IMPLEMENTED', async () => {
     const owner = await register(uniqueEmail('owner'));
-    // Admin-only operations need an admin: log the ADMIN_EMAILS account in (it may have registered already).
+    await grantPlan(t, owner, 'enterprise');
+    // Admin-only operations need an admin: log the admin account in (it may have registered already).
     const adminSession = await api.post('/api/v1/auth/login', { email: adminEmail, password }, fromIp());
     const adminToken: string = adminSession.status === 200 ? adminSession.body.data.tokens.accessToken : (await register(adminEmail)).token;
+    await makeAdmin(t, { email: adminEmail });
     const keySecret: string = (await api.post('/api/v1/management/setup', undefined, { token: owner.token })).body.data.secretKey;
 
     const remaining = contract.operations.filter((operation) => !api.exercised.has(operation.operationId));

@@ -11,13 +11,16 @@ import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser } from '../support/factories.js';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { freshPostgresDatabase, redisUrl } from '../support/stores.js';
+import { setAccount } from '../../scripts/lib/store-admin.js';
 
 let servers: ServerProcess[] = [];
 let dropDatabase: () => Promise<void>;
+let storeUrl: string;
 
 beforeAll(async () => {
   const database = await freshPostgresDatabase();
   dropDatabase = database.drop;
+  storeUrl = database.url;
   const shared = {
     DATABASE_URL: database.url,
     REDIS_URL: redisUrl,
@@ -40,6 +43,7 @@ describe('rate limits shared through Redis by two server processes', () => {
   it('when 600 requests for a key with a burst limit of 500 arrive at both processes, then exactly 500 are admitted', async () => {
     const [a, b] = servers.map((server) => new ApiClient(server.url));
     const user = await registerUser(a);
+    await setAccount(storeUrl, user.email, { plan: 'enterprise' });
     const key = await createKey(a, user, { rateLimitTier: 'enterprise', permissions: ['analytics'] });
     const statuses: number[] = [];
     // Waves of 40 in flight (20 per process) stay under the tier's 50 concurrent requests, so only the
@@ -62,6 +66,7 @@ describe('rate limits shared through Redis by two server processes', () => {
   it('when a key is revoked through one process, then the other rejects it at once (cache invalidated through Redis)', async () => {
     const [a, b] = servers.map((server) => new ApiClient(server.url));
     const user = await registerUser(a);
+    await setAccount(storeUrl, user.email, { plan: 'pro' });
     const key = await createKey(a, user, { rateLimitTier: 'pro' });
     expect((await b.get('/health', { token: key.secret })).body.data.authenticated).toBe(true);
     expect((await a.delete(`/api/v1/keys/${key.id}`, { token: user.token })).status).toBe(200);

@@ -3,6 +3,7 @@ import * as initialSchema from './0001-initial-schema.js';
 import * as analyticsIndexes from './0002-analytics-indexes.js';
 import * as semanticIndex from './0003-semantic-index.js';
 import * as requestUsageRollups from './0004-request-usage-rollups.js';
+import * as accountPlans from './0010-account-plans.js';
 
 export interface Migration {
   name: string;
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   { name: '0002-analytics-indexes', ...analyticsIndexes },
   { name: '0003-semantic-index', ...semanticIndex },
   { name: '0004-request-usage-rollups', ...requestUsageRollups },
+  { name: '0010-account-plans', ...accountPlans },
 ];
