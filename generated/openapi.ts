@@ -449,6 +449,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sqlite-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's SQLite files
+         * @description The files in the caller's own SQLite folder (the only files the caller's SQLite connections can name), with
+         *     what the caller's plan allows: `fileBytes` per upload and `folderBytes` for all files together.
+         */
+        get: operations["listSqliteFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sqlite-files/{fileName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+                 *     `-`, at most 100 characters.
+                 * @example catalog.db
+                 */
+                fileName: components["parameters"]["SqliteFileName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a SQLite database file
+         * @description Puts a SQLite database into the caller's own SQLite folder under `fileName`, for SQLite connections to name
+         *     (`createDatabase` with `engine: sqlite`, `database: <fileName>`). The body is the file itself
+         *     (`application/octet-stream`, at most the plan's `fileBytes`: free 50 MiB, pro 500 MiB, enterprise 5 GiB; and
+         *     the folder at most `folderBytes`: free 150 MiB, pro 5 GiB, enterprise 50 GiB; 413 beyond). It is streamed to
+         *     a temporary file and kept only when it is an SQLite database Quarry can read (the SQLite 3 header, then a
+         *     read-only open that reads its schema; 422 `INVALID_SQLITE_FILE` otherwise, and nothing changes). An existing
+         *     file of that name is replaced atomically: searches read the old file or the new one, never a mix, and
+         *     connections naming it read the new one from their next query. 201 when the name is new, 200 when replaced.
+         *     Names ending in `-wal`, `-shm` or `-journal` are refused (400): SQLite keeps those files itself. Save the
+         *     database with `journal_mode=DELETE` (a WAL database needs its -wal file).
+         */
+        put: operations["uploadSqliteFile"];
+        post?: never;
+        /**
+         * Delete one of the caller's SQLite files
+         * @description Removes a file from the caller's own SQLite folder. A file a connection still names is 409 `CONFLICT`
+         *     (`details.databaseIds`): delete or change those connections first. A name that is not in the folder is 404.
+         */
+        delete: operations["deleteSqliteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/databases": {
         parameters: {
             query?: never;
@@ -464,8 +526,10 @@ export interface paths {
          * @description Tests the connection before saving it: if it cannot be established the answer is 422 with the reason
          *     (`DATABASE_UNREACHABLE`, `DATABASE_TIMEOUT`, `DATABASE_AUTH_FAILED`, `DATABASE_NOT_FOUND`,
          *     `DATABASE_TLS_ERROR`) and nothing is saved. `engine` defaults to `postgres`; `port` defaults to the engine's
-         *     (5432, 3306). For `sqlite`, `database` is a file path relative to the server's `SQLITE_DATA_DIR`
-         *     (a path outside it is 400 `SQLITE_PATH_NOT_ALLOWED`) and host, port, username and password are ignored.
+         *     (5432, 3306). For `sqlite`, `database` is a file path relative to the caller's own SQLite folder, where
+         *     `uploadSqliteFile` puts files (a path outside it is 400 `SQLITE_PATH_NOT_ALLOWED`; a file that is not there
+         *     is 422 `DATABASE_NOT_FOUND`, whether or not another account has a file of that name), and host, port,
+         *     username and password are ignored.
          *     Hosts are checked against the connection policy (`DB_HOST_ALLOWLIST`, `DB_ALLOW_PRIVATE_HOSTS`):
          *     link-local and cloud metadata addresses are always refused (400 `HOST_NOT_ALLOWED`). The password is
          *     stored encrypted (AES-256-GCM) and never returned. The database count of the caller's account plan
@@ -1057,7 +1121,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -1333,6 +1397,48 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        SqliteFile: {
+            /**
+             * @description The name SQLite connections use (`database`).
+             * @example catalog.db
+             */
+            name: string;
+            sizeBytes: number;
+            uploadedAt: components["schemas"]["Timestamp"];
+        };
+        SqliteFileUploadResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                file: components["schemas"]["SqliteFile"];
+                /** @description A file of that name was replaced. */
+                replaced: boolean;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        SqliteFileListResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                files: components["schemas"]["SqliteFile"][];
+                total: number;
+                usedBytes: number;
+                limits: {
+                    plan: components["schemas"]["Plan"];
+                    /** @description Largest upload. */
+                    fileBytes: number;
+                    /** @description All of the caller's files together. */
+                    folderBytes: number;
+                };
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        SqliteFileDeleteResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                fileName: string;
+                message: string;
+            };
+            meta: components["schemas"]["Meta"];
+        };
         /**
          * @description `mysql` covers MySQL and MariaDB.
          * @enum {string}
@@ -1348,7 +1454,7 @@ export interface components {
             host?: string;
             /** @description Default: 5432 (postgres), 3306 (mysql). */
             port?: number;
-            /** @description Database name, or for sqlite the file path relative to `SQLITE_DATA_DIR`. */
+            /** @description Database name, or for sqlite the file path relative to the caller's own SQLite folder (see `uploadSqliteFile`). */
             database: string;
             /** @description Required except for sqlite. */
             username?: string;
@@ -2222,6 +2328,12 @@ export interface components {
     };
     parameters: {
         /**
+         * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+         *     `-`, at most 100 characters.
+         * @example catalog.db
+         */
+        SqliteFileName: string;
+        /**
          * @description The account's `id`.
          * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
          */
@@ -2931,6 +3043,155 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listSqliteFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's files, by name. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Error"];
+        };
+    };
+    uploadSqliteFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+                 *     `-`, at most 100 characters.
+                 * @example catalog.db
+                 */
+                fileName: components["parameters"]["SqliteFileName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The file of that name was replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileUploadResponse"];
+                };
+            };
+            /** @description A new file was kept. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileUploadResponse"];
+                };
+            };
+            /** @description The file name is not allowed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The file, or the folder with it, is larger than the caller's plan allows; nothing was kept. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not `application/octet-stream`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file is not an SQLite database Quarry can read; nothing was kept. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteSqliteFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+                 *     `-`, at most 100 characters.
+                 * @example catalog.db
+                 */
+                fileName: components["parameters"]["SqliteFileName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file is gone. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileDeleteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description A connection still names the file. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

@@ -43,6 +43,7 @@ import { liftKeyLimits } from './lib/bench.js';
 import { benchPgUrl, CORPUS_DIR } from './lib/bench-corpus.js';
 import { benchStatementBuilder } from './lib/bench-statement.js';
 import { spawnServer, startScript } from './lib/spawn-server.js';
+import { setAccount } from './lib/store-admin.js';
 import { median, percentile } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 8);
@@ -294,6 +295,7 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 try {
   const client = new ApiClient(server.url);
   const user = await registerUser(client);
+  await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, user.email, { plan: 'enterprise' });
   const key = await createKey(client, user, { rateLimitTier: 'enterprise', environment: 'test', permissions: ['search'] });
   await liftKeyLimits(`sqlite:${join(dataDir, 'quarry.sqlite')}`, key.id);
   const connection = await client.post('/api/v1/databases', {

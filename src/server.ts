@@ -44,6 +44,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     ? new RedisBus(config.redisUrl, (error) => logger.warn({ err: error }, 'redis invalidation channel error'))
     : new MemoryBus();
   const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, now: options.now });
+  await services.sqliteFiles.adoptSharedFiles();
   services.usage.start();
   services.searchRecorder.start();
   services.retention.start();

@@ -4,6 +4,7 @@ import { AppError, notImplemented } from '../errors/app-error.js';
 import type { Services } from '../services/index.js';
 import { loadContract } from './contract.js';
 import { handlers } from '../handlers/index.js';
+import { assertMediaType } from './media-type.js';
 import { enforcePolicies } from './policies.js';
 import { securityHandlers, unauthorizedHandler } from './security.js';
 import type { HandlerEnv } from './types.js';
@@ -72,6 +73,7 @@ export async function createApiBackend(services: Services): Promise<OpenAPIBacke
         let endpoint = endpoints.get(operationId);
         if (!endpoint) endpoints.set(operationId, (endpoint = `${c.operation.method.toUpperCase()} ${c.operation.path}`));
         env.state.endpoint = endpoint;
+        assertMediaType(c);
       }
     },
     postSecurityHandler: enforcePolicies,

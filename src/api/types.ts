@@ -71,6 +71,8 @@ export interface HandlerEnv {
   state: RequestState;
   requestId: string;
   ip: string;
+  /** The request body as it arrives, unread: for operations whose body is not JSON (uploadSqliteFile). */
+  readonly rawBody: Readable;
   /** Shortcut to state.keyCaller. */
   keyCaller?: KeyCaller;
 }

@@ -27,7 +27,7 @@ export const settings: SettingSpec[] = [
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
   { name: 'TRUST_PROXY', default: 'false', meaning: 'Trust `X-Forwarded-For` for the client IP (only behind your own proxy).' },
   { name: 'UPGRADE_URL', default: 'https://quarry.example.com/pricing', meaning: 'Link given in 429 and tier errors.' },
-  { name: 'SQLITE_DATA_DIR', default: '<DATA_DIR>/sqlite', meaning: 'The only folder from which SQLite database files may be connected.' },
+  { name: 'SQLITE_DATA_DIR', default: '<DATA_DIR>/sqlite', meaning: 'Holds one folder per account (`<userId>/`) with its uploaded SQLite files; an account connects only files in its own.' },
   { name: 'DB_HOST_ALLOWLIST', default: '(empty)', meaning: 'Comma-separated hosts, CIDRs or host:port always allowed for database connections.' },
   { name: 'DB_ALLOW_PRIVATE_HOSTS', default: 'true (false in production)', meaning: 'Allow database hosts on private and loopback addresses. Link-local and metadata addresses are always refused.' },
   { name: 'RATE_LIMIT_ENABLED', default: 'true', meaning: 'Turn rate limiting off (benchmarks only).' },

@@ -32,6 +32,7 @@ import { RetentionService } from './retention-service.js';
 import { SearchHistoryService, type History } from './search-history-service.js';
 import { SearchRecorder } from './search-recorder.js';
 import { SearchService } from './search-service.js';
+import { SqliteFileService } from './sqlite-file-service.js';
 import { SuggestionService } from './suggestion-service.js';
 import { MemoryResultCache, NoResultCache } from '../search/cache.js';
 import { RedisResultCache } from '../search/cache-redis.js';
@@ -94,6 +95,15 @@ export function createServices(infra: Infrastructure) {
   });
   /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
   const connectionListeners: Array<(databaseId: string) => void> = [];
+  // Each user's own SQLite folder and the uploads that fill it (issue 23).
+  const sqliteFiles = new SqliteFileService({
+    root: config.sqliteDataDir,
+    plans,
+    connections: databaseConnectionRepository,
+    pools,
+    onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
+    log: (level, message, context) => logger[level](context, message),
+  });
   // Semantic search (issue 7): background index jobs, the embedding model and the engine search calls.
   const semantic = createSemantic({
     config,
@@ -166,6 +176,7 @@ export function createServices(infra: Infrastructure) {
     plans,
     apiKeys,
     databases,
+    sqliteFiles,
     pools,
     connectionListeners,
     semantic,

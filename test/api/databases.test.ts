@@ -18,8 +18,8 @@ let sqliteDir: string;
 
 beforeAll(async () => {
   t = await startTestServer();
-  sqliteDir = join(t.dataDir, 'sqlite');
   owner = await registerUser(t.client);
+  sqliteDir = join(t.dataDir, 'sqlite', owner.id);
   await grantPlan(t, owner, 'pro');
   await createKey(t.client, owner, { rateLimitTier: 'pro' });
   await onPostgres([
@@ -97,7 +97,7 @@ describe('createDatabase', () => {
     expect(res.body.error.code).toBe('SQLITE_PATH_NOT_ALLOWED');
   });
 
-  it('when a SQLite file inside SQLITE_DATA_DIR is named, then it connects without host or credentials', async () => {
+  it('when a SQLite file inside the owner\'s own folder is named, then it connects without host or credentials', async () => {
     const res = await create({ name: 'Notes', engine: 'sqlite', database: 'notes.db', environment: 'live' });
     expect(res.status).toBe(201);
     expect(res.body.data.database).toMatchObject({ engine: 'sqlite', host: null, port: null, username: null, database: 'notes.db' });

@@ -51,7 +51,7 @@ beforeAll(async () => {
     `CREATE TABLE ${myQuote(myPlain)} (code VARCHAR(20) PRIMARY KEY, note TEXT)`,
     `INSERT INTO ${myQuote(myPlain)} VALUES ('n1', 'Remember to order more battery packs'), ('n2', 'Nothing 100% _special_ here')`,
   ]);
-  const sqliteDir = join(t.dataDir, 'sqlite');
+  const sqliteDir = join(t.dataDir, 'sqlite', owner.id);
   await seedSqlite(sqliteDir, liteFile, 'products');
   await onSqlite(sqliteDir, liteFile, [
     'CREATE TABLE notes (code TEXT PRIMARY KEY, note TEXT)',

@@ -89,7 +89,7 @@ beforeAll(async () => {
   await grantPlan(t, owner, 'pro');
   const key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
   caller = { kind: 'key', key: (await apiKeyRepository.findOwned(owner.id, key.id))!, user: (await userRepository.findById(owner.id))! };
-  sqlitePath = await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [
+  sqlitePath = await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips (id, title, body) VALUES ${values}`,
     "CREATE VIRTUAL TABLE tips_fts USING fts5(title, body, content='tips', content_rowid='id')",
@@ -181,7 +181,7 @@ describe('incremental re-indexing', () => {
     const again = await indexAndWait(sqliteDb, 'tips');
     expect(again).toMatchObject({ status: 'done', rowsDone: 16, rowsEmbedded: 0, rowsSkipped: 16, rowsDeleted: 0 });
 
-    await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [
+    await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
       "UPDATE tips SET title = 'Sourdough starter', body = 'Feed the culture flour and water daily and keep it warm.' WHERE id = 16",
       'DELETE FROM tips WHERE id = 15',
     ]);

@@ -56,7 +56,7 @@ beforeAll(async () => {
   owner = await registerUser(t.client);
   await grantPlan(t, owner, 'enterprise');
   key = await createKey(t.client, owner, { rateLimitTier: 'enterprise' });
-  await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [
+  await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips (id, title, body) VALUES ${values}`,
     "CREATE VIRTUAL TABLE tips_fts USING fts5(title, body, content='tips', content_rowid='id')",

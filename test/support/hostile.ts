@@ -45,7 +45,7 @@ export async function createTenant(t: TestServer, label = 'tenant', overrides: {
   const key = await createKey(t.client, user, { name: `${label} key`, rateLimitTier: 'enterprise', environment: 'test', permissions: ['search', 'analytics', 'admin'] });
   await liftKeyLimits(key.id);
   const file = `${label}-${randomBytes(4).toString('hex')}.db`;
-  await onSqlite(join(t.dataDir, 'sqlite'), file, [
+  await onSqlite(join(t.dataDir, 'sqlite', user.id), file, [
     'CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, body TEXT)',
     "INSERT INTO notes (title, body) VALUES ('battery pack', 'order more battery packs'), ('secret plans', 'only for the owner')",
   ]);
