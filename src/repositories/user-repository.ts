@@ -22,6 +22,8 @@ export const userRepository = {
   },
 
   async findById(id: string): Promise<UserRecord | null> {
+    // Ids never hold NUL, and a NUL breaks the store's query (SQLite cuts the SQL text, PostgreSQL refuses 0x00).
+    if (id.includes('\0')) return null;
     return plain(await UserModel.findByPk(id));
   },
 

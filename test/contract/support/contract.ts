@@ -142,7 +142,8 @@ export class Contract {
     const url = search ? `${path}?${search}` : path;
     if (!operation.spec.requestBody) return { url };
     const requestBody = this.resolve(operation.spec.requestBody);
-    const media = requestBody.content['application/json'];
+    // A body of another type (uploadSqliteFile's bytes) has its example too: callers send what they send.
+    const media = requestBody.content['application/json'] ?? Object.values(requestBody.content)[0];
     const first = Object.values(media?.examples ?? {})[0];
     const body = first !== undefined ? this.resolve(first).value : media?.example;
     if (body === undefined && requestBody.required) throw new Error(`${operation.operationId}: the required request body has no example`);
