@@ -721,8 +721,12 @@ export interface paths {
         put?: never;
         /**
          * Search across connected databases
-         * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, every
-         *     connection of the caller in the key's environment) in parallel, each with the engine's own full-text search
+         * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, the
+         *     caller's connections in the key's environment, the most recently connected first) in parallel, at most as
+         *     many as the account's plan lets one search read: free 3, pro 10, enterprise 25. Naming more is 403
+         *     `TOO_MANY_DATABASES`; with none named, connections beyond that many are not searched (name them in another
+         *     request). Quarry also holds a bounded number of connections per database server (`DB_MAX_CONNECTIONS_PER_HOST`),
+         *     so databases beyond it wait for a free connection within the search's time budget. Each database is searched with the engine's own full-text search
          *     and a per-database timeout. A slow or failing database does not sink the others: `databases` in the answer
          *     gives each one's status. Results of different engines are merged by reciprocal rank fusion (k = 60).
          *     A named database of the other environment is 401 `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's
@@ -1121,7 +1125,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -1641,7 +1645,11 @@ export interface components {
         SearchRequest: {
             /** @description Search text (1-500 characters). */
             query: string;
-            /** @description Connection ids; empty or absent means every connection of the caller in the key's environment. */
+            /**
+             * @description Connection ids, at most the plan's databases per search (free 3, pro 10, enterprise 25; 403
+             *     `TOO_MANY_DATABASES` beyond). Empty or absent means the caller's connections in the key's environment, the
+             *     most recently connected first, up to that many.
+             */
             databases?: string[];
             /** @description Only these tables (by name) in the selected databases. */
             tables?: string[];

@@ -21,6 +21,9 @@ export interface Config {
   sqliteDataDir: string;
   dbHostAllowlist: string[];
   dbAllowPrivateHosts: boolean;
+  /** Most connections held to one connected database server, and to all of them (issue 23 item 4). */
+  dbMaxConnectionsPerHost: number;
+  dbMaxConnections: number;
   rateLimitEnabled: boolean;
   searchTimeoutMs: number;
   /** Lifetime of cached search pages; 0 turns the result cache off. */
@@ -130,6 +133,8 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteDataDir: sqliteDir ? (isAbsolute(sqliteDir) ? sqliteDir : resolve(sqliteDir)) : resolve(dataDir, 'sqlite'),
     dbHostAllowlist: list('DB_HOST_ALLOWLIST'),
     dbAllowPrivateHosts: bool('DB_ALLOW_PRIVATE_HOSTS', nodeEnv !== 'production'),
+    dbMaxConnectionsPerHost: int('DB_MAX_CONNECTIONS_PER_HOST', 20, 1, 1000),
+    dbMaxConnections: int('DB_MAX_CONNECTIONS', 200, 1, 10_000),
     rateLimitEnabled: bool('RATE_LIMIT_ENABLED', true),
     searchTimeoutMs: int('SEARCH_TIMEOUT_MS', 5000, 100, 60_000),
     searchCacheTtlMs: int('SEARCH_CACHE_TTL_MS', 30_000, 0, 3_600_000),

@@ -30,6 +30,8 @@ export const settings: SettingSpec[] = [
   { name: 'SQLITE_DATA_DIR', default: '<DATA_DIR>/sqlite', meaning: 'Holds one folder per account (`<userId>/`) with its uploaded SQLite files; an account connects only files in its own.' },
   { name: 'DB_HOST_ALLOWLIST', default: '(empty)', meaning: 'Comma-separated hosts, CIDRs or host:port always allowed for database connections.' },
   { name: 'DB_ALLOW_PRIVATE_HOSTS', default: 'true (false in production)', meaning: 'Allow database hosts on private and loopback addresses. Link-local and metadata addresses are always refused.' },
+  { name: 'DB_MAX_CONNECTIONS_PER_HOST', default: '20', meaning: 'Most connections Quarry holds to one connected database server (host and port), over all its connections; idle pools are closed to make room, least recently used first (1-1000).' },
+  { name: 'DB_MAX_CONNECTIONS', default: '200', meaning: 'Most connections Quarry holds to all connected databases together (1-10000).' },
   { name: 'RATE_LIMIT_ENABLED', default: 'true', meaning: 'Turn rate limiting off (benchmarks only).' },
   { name: 'SEARCH_TIMEOUT_MS', default: '5000', meaning: 'Per-database time budget of one search (100-60000).' },
   { name: 'SEARCH_CACHE_TTL_MS', default: '30000', meaning: 'How long a search page is cached per user, in memory or in Redis with `REDIS_URL` (0-3600000; 0 turns the cache off). A changed connection drops its pages at once.' },

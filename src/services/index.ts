@@ -81,7 +81,7 @@ export function createServices(infra: Infrastructure) {
     connectTimeoutMs: 3000,
     max: 5,
   };
-  const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000 });
+  const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000, maxPerHost: config.dbMaxConnectionsPerHost, maxTotal: config.dbMaxConnections });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
     plans,
@@ -133,6 +133,7 @@ export function createServices(infra: Infrastructure) {
       : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, (error) => logger.warn({ err: error }, 'redis unreachable: search results are not cached'))
         : new MemoryResultCache(searchCacheTtl),
     cursorSecret: createHmac('sha256', config.apiKeyPepper).update('quarry search cursor v1').digest(),
+    upgradeUrl: config.upgradeUrl,
     timeoutMs: config.searchTimeoutMs,
     onError: (error) => logger.error({ err: error }, 'search failed'),
     semantic: (input) => semantic.search(input),

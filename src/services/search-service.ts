@@ -34,6 +34,7 @@ import { createLikeQueries } from '../search/sql-like.js';
 import { semanticIndexRequired, type NotIndexedTable, type SemanticSearchFn, type SemanticSearchResult } from '../semantic/index.js';
 import type { KeyCaller } from './callers.js';
 import type { DatabaseService } from './database-service.js';
+import { assertFanOut, firstDatabases } from './search-fan-out.js';
 import type { SearchRecorder } from './search-recorder.js';
 
 type SearchRequest = components['schemas']['SearchRequest'];
@@ -54,6 +55,8 @@ export interface SearchDeps {
   cache: ResultCache;
   /** Signs cursors (derived from a server secret). */
   cursorSecret: Buffer;
+  /** Link given when a search names more databases than the plan allows. */
+  upgradeUrl: string;
   /** Per-database budget of one search (SEARCH_TIMEOUT_MS). */
   timeoutMs: number;
   /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
@@ -404,10 +407,14 @@ export class SearchService {
     return this.deps.cache.close();
   }
 
-  /** The named connections (404 unknown or another user's, 401 other environment), or all of the key's environment. */
+  /**
+   * The named connections (404 unknown or another user's, 401 other environment), or those of the key's environment;
+   * at most the plan's databases per search either way (search-fan-out.ts).
+   */
   private async selectConnections(caller: KeyCaller, ids: string[]): Promise<DatabaseConnectionRecord[]> {
     const environment = caller.key.environment;
-    if (ids.length === 0) return this.deps.connections.listOwned(caller.user.id, environment);
+    if (ids.length === 0) return firstDatabases(caller.user, await this.deps.connections.listOwned(caller.user.id, environment));
+    assertFanOut(caller.user, ids, this.deps.upgradeUrl);
     const records: DatabaseConnectionRecord[] = [];
     for (const id of ids) {
       const record = await this.ownedRecord(caller.user.id, id);

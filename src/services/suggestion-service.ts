@@ -10,6 +10,7 @@ import type { SearchSuggestionRepository } from '../repositories/search-suggesti
 import { TtlCache } from '../search/ttl-cache.js';
 import { didYouMean, mergeVocabularies, sampleVocabulary, type Vocabulary } from '../search/vocabulary.js';
 import type { KeyCaller } from './callers.js';
+import { firstDatabases } from './search-fan-out.js';
 import type { SearchService } from './search-service.js';
 
 type Suggestions = components['schemas']['SuggestionsResponse']['data'];
@@ -67,7 +68,7 @@ export class SuggestionService {
   }
 
   private async vocabularyOf(caller: KeyCaller): Promise<Vocabulary> {
-    const records = await this.deps.connections.listOwned(caller.user.id, caller.key.environment);
+    const records = firstDatabases(caller.user, await this.deps.connections.listOwned(caller.user.id, caller.key.environment));
     const vocabularies = await Promise.all(records.map((record) => this.sample(record).catch(() => new Map<string, number>())));
     return mergeVocabularies(vocabularies);
   }

@@ -156,6 +156,10 @@ export interface HangingProxy {
   hang(): void;
   /** Forwards again (new connections; connections opened while hung stay dead). */
   resume(): void;
+  /** Connections to the target open right now, and the most open at once since the last `resetPeak`. */
+  open(): number;
+  peak(): number;
+  resetPeak(): void;
   close(): Promise<void>;
 }
 
@@ -163,6 +167,8 @@ export interface HangingProxy {
 export async function startHangingProxy(targetPort: number): Promise<HangingProxy> {
   const { connect } = await import('node:net');
   const sockets = new Set<Socket>();
+  const upstreams = new Set<Socket>();
+  let peak = 0;
   let hung = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -174,6 +180,9 @@ export async function startHangingProxy(targetPort: number): Promise<HangingProx
     if (hung) return; // accepted, never answered
     const upstream = connect(targetPort, '127.0.0.1');
     track(upstream);
+    upstreams.add(upstream);
+    peak = Math.max(peak, upstreams.size);
+    upstream.on('close', () => upstreams.delete(upstream));
     client.on('data', (chunk) => void (hung || upstream.write(chunk)));
     upstream.on('data', (chunk) => void (hung || client.write(chunk)));
     client.on('close', () => upstream.destroy());
@@ -184,6 +193,9 @@ export async function startHangingProxy(targetPort: number): Promise<HangingProx
     port: (server.address() as { port: number }).port,
     hang: () => void (hung = true),
     resume: () => void (hung = false),
+    open: () => upstreams.size,
+    peak: () => peak,
+    resetPeak: () => void (peak = upstreams.size),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
