@@ -11,6 +11,7 @@ import { searchStatsRepository } from '../repositories/search-stats-repository.j
 import { sessionRepository } from '../repositories/session-repository.js';
 import { userRepository } from '../repositories/user-repository.js';
 import { violationRepository } from '../repositories/violation-repository.js';
+import { isRowRejected } from '../store/failures.js';
 import type { Migrator } from '../store/migrator.js';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
 import { KeyCache } from './key-cache.js';
@@ -73,7 +74,7 @@ export function createServices(infra: Infrastructure) {
     onUserChanged: (userId) => keyCache.userChanged(userId),
   });
   const apiKeys = new ApiKeyService({ keys: apiKeyRepository, users: userRepository, pepper: config.apiKeyPepper, cache: keyCache, plans });
-  const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
+  const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError, isRejected: isRowRejected });
   const violations = new ViolationRecorder(violationRepository, onBackgroundError);
   const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });
   const executorOptions = {
@@ -119,7 +120,7 @@ export function createServices(infra: Infrastructure) {
   const clock = now ?? Date.now;
   const historyCache = new HistoryCache<History>(bus, 5_000);
   const searchRecorder = new SearchRecorder({
-    records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError,
+    records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError, isRejected: isRowRejected,
     onRecorded: (userId) => historyCache.forget(userId),
     onWritten: (userIds) => userIds.forEach((userId) => historyCache.changed(userId)),
   });
