@@ -16,7 +16,9 @@ export interface paths {
          * @description Checks the store (and Redis when configured) for real, at most once a second (calls within a second share
          *     the result). `healthy` and `degraded` answer 200; `unhealthy`
          *     answers 503 with the report in `error.details`. With an API key the answer also names the key's tier and
-         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`.
+         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`. Each check says
+         *     only whether the dependency is `up` (detail `available`) or `down` (`unavailable`): what is behind it (the
+         *     store's kind, latencies, a driver's error) is shown to admins only, by `GET /api/v1/management/health`.
          */
         get: operations["getHealth"];
         put?: never;
@@ -119,7 +121,9 @@ export interface paths {
         };
         /**
          * Detailed service health
-         * @description Same report as `GET /health`, under the versioned path.
+         * @description The report of `GET /health`, under the versioned path. Called with an admin's JWT, each check also carries
+         *     what is behind it: the store's kind, latencies and the error a dependency answered with. Everyone else
+         *     (anonymous, API key, a user's JWT) gets the public report.
          */
         get: operations["getManagementHealth"];
         put?: never;
@@ -1125,7 +1129,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "STORE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -2109,7 +2113,9 @@ export interface components {
         DependencyCheck: {
             /** @enum {string} */
             status: "up" | "down";
+            /** @description Time the probe took; null unless an admin asks (and when down). */
             latencyMs: number | null;
+            /** @description `available` or `unavailable`; what is behind it (kind, error) for admins only. */
             detail: string;
         };
         Health: {
@@ -2313,10 +2319,25 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description A required dependency is down; `details` carries the health report. */
+        /** @description A required dependency is down; `details` carries the health report (in detail for admins only). */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description Quarry's own store is down, out of connections or busy. Nothing was changed; send the request again after
+         *     `Retry-After` seconds. Operations that do not need the store (a search with a recently used key may) keep
+         *     answering during an outage.
+         */
+        StoreUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Outage"];
                 [name: string]: unknown;
             };
             content: {
@@ -2421,6 +2442,11 @@ export interface components {
          * @example 300
          */
         "Retry-After": number;
+        /**
+         * @description Seconds after which the request may be sent again (RFC 9110).
+         * @example 5
+         */
+        "Retry-After-Outage": number;
         /**
          * @description Caches must ask again before reusing the answer, so a new contract is seen at once.
          * @example no-cache
@@ -2593,6 +2619,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2617,6 +2644,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2653,6 +2681,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2689,6 +2718,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2723,6 +2753,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2751,6 +2782,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2774,6 +2806,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2797,6 +2830,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2826,6 +2860,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2854,6 +2889,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2877,6 +2913,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2912,6 +2949,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2949,6 +2987,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -2979,6 +3018,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3016,6 +3056,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3051,6 +3092,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3074,6 +3116,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3158,6 +3201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3200,6 +3244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3227,6 +3272,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3257,6 +3303,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ConnectionFailed"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3287,6 +3334,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3323,6 +3371,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ConnectionFailed"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3353,6 +3402,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3383,6 +3433,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3417,6 +3468,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3447,6 +3499,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3484,6 +3537,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3530,6 +3584,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3577,6 +3632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3614,6 +3670,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3652,6 +3709,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3686,6 +3744,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3720,6 +3779,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3762,6 +3822,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3804,6 +3865,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3846,6 +3908,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3889,6 +3952,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3932,6 +3996,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3993,6 +4058,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4036,6 +4102,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4081,6 +4148,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4109,6 +4177,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4142,6 +4211,7 @@ export interface operations {
             400: components["responses"]["KeyBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["KeyForbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };

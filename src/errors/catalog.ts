@@ -47,4 +47,5 @@ export const statusOfCode: Record<ErrorCode, number> = {
   INTERNAL_ERROR: 500,
   NOT_IMPLEMENTED: 501,
   SERVICE_UNAVAILABLE: 503,
+  STORE_UNAVAILABLE: 503,
 };

@@ -1,6 +1,6 @@
 /** Management tag. */
 import type { Context } from 'openapi-backend';
-import { optionalKeyOf, userOf } from '../api/callers.js';
+import { optionalKeyOf, optionalUserOf, userOf } from '../api/callers.js';
 import { reply, type BodyOf, type HandlerEnv, type PathOf, type Reply } from '../api/types.js';
 
 export async function setupInitialKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
@@ -9,7 +9,7 @@ export async function setupInitialKey(c: Context, { services }: HandlerEnv): Pro
 }
 
 export async function getManagementHealth(c: Context, { services }: HandlerEnv): Promise<Reply> {
-  return reply('getManagementHealth', 200, await services.health.report(optionalKeyOf(c)));
+  return reply('getManagementHealth', 200, await services.health.report(optionalKeyOf(c), optionalUserOf(c)?.role === 'admin'));
 }
 
 export async function updateUserPlan(c: Context, { services }: HandlerEnv): Promise<Reply> {
