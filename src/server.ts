@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type QuarryApp } from './app.js';
+import { closeWithin } from './connectors/deadline.js';
 import type { Config } from './config/config.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { releaseModels, setupModels } from './models/index.js';
@@ -11,6 +12,9 @@ import { createServices, type Services } from './services/index.js';
 import { settingRepository } from './repositories/setting-repository.js';
 import { createMigrator } from './store/migrator.js';
 import { createSequelize } from './store/sequelize.js';
+
+/** How long a stop waits for running semantic index jobs to put themselves back in the queue. */
+const SEMANTIC_STOP_MS = 3000;
 
 export interface RunningServer {
   url: string;
@@ -63,16 +67,27 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     services,
     logger,
     async stop() {
+      // Every response from now on closes its connection; in-flight requests finish (each is bounded by its
+      // database's deadlines), and a response still being written at half the stop's budget (a slow client's
+      // export) is cut, so the rest of the stop has time to write what was recorded.
+      app.drain();
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        const cut = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs / 2);
+        cut.unref();
+        server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
         server.closeIdleConnections();
       });
       await services.usage.stop();
       await services.searchRecorder.stop();
       await services.search.close();
       await services.retention.stop();
-      await services.semantic.stop(); // before the pools and the store: running index jobs are queued again
-      await services.pools.closeAll();
+      // Before the pools and the store: running index jobs are queued again. A job whose database stopped answering
+      // is not waited for past SEMANTIC_STOP_MS (its heartbeat lapses, and the next process claims it).
+      await closeWithin(services.semantic.stop(), SEMANTIC_STOP_MS, () => logger.warn('semantic index jobs did not stop in time; the next start takes them over'));
+      await services.pools.closeAll(); // each pool within CLOSE_GRACE_MS, whatever its server does
       await services.violations.drain();
       await rateLimitStore.close();
       await bus.close();

@@ -29,6 +29,8 @@ export interface Config {
   /** Lifetime of cached search pages; 0 turns the result cache off. */
   searchCacheTtlMs: number;
   usageFlushMs: number;
+  /** A stop that takes longer than this ends the process anyway (issue 23 item 7). */
+  shutdownTimeoutMs: number;
   analyticsRetentionDays: number;
   /** Write the responses of one event-loop turn together (src/http/response-batching.ts). */
   responseBatching: boolean;
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchTimeoutMs: int('SEARCH_TIMEOUT_MS', 5000, 100, 60_000),
     searchCacheTtlMs: int('SEARCH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     usageFlushMs: int('USAGE_FLUSH_MS', 1000, 50, 60_000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 1000, 600_000),
     analyticsRetentionDays: int('ANALYTICS_RETENTION_DAYS', 395, 1, 3650),
     responseBatching: bool('RESPONSE_BATCHING', true),
     validateResponses: bool('VALIDATE_RESPONSES', false),

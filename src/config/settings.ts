@@ -36,6 +36,7 @@ export const settings: SettingSpec[] = [
   { name: 'SEARCH_TIMEOUT_MS', default: '5000', meaning: 'Per-database time budget of one search (100-60000).' },
   { name: 'SEARCH_CACHE_TTL_MS', default: '30000', meaning: 'How long a search page is cached per user, in memory or in Redis with `REDIS_URL` (0-3600000; 0 turns the cache off). A changed connection drops its pages at once.' },
   { name: 'USAGE_FLUSH_MS', default: '1000', meaning: 'How often batched usage and search records are written (50-60000).' },
+  { name: 'SHUTDOWN_TIMEOUT_MS', default: '15000', meaning: 'Longest a stop (SIGTERM, SIGINT) may take: in-flight requests finish, records are written and pools close (a database that does not answer is cut off after 2 s); past it the process exits with code 1 (1000-600000).' },
   { name: 'ANALYTICS_RETENTION_DAYS', default: '395', meaning: 'Days search records (with their roll-ups) and per-minute key usage are kept (1-3650); older days are deleted at start and every 6 hours.' },
   { name: 'EMBEDDINGS_PROVIDER', default: 'local', meaning: 'Semantic search embeddings: `local` (Universal Sentence Encoder lite, shipped in the npm packages, 512 dimensions, no network) or `remote` (an OpenAI-compatible service). A change re-embeds at the next index run.' },
   { name: 'EMBEDDINGS_URL', default: '(unset)', meaning: 'Base URL of the remote embeddings service; Quarry calls `POST <EMBEDDINGS_URL>/embeddings` (required when `remote`).' },

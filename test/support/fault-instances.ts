@@ -152,7 +152,10 @@ export async function startSilentServer(): Promise<SilentServer> {
 
 export interface HangingProxy {
   port: number;
-  /** From now on: connections are accepted and never answered; open ones stop carrying data both ways. */
+  /**
+   * From now on: connections are accepted and never answered; open ones stop carrying data both ways, and a close
+   * from Quarry's side is never answered either (as from a server that was stopped with SIGSTOP or black-holed).
+   */
   hang(): void;
   /** Forwards again (new connections; connections opened while hung stay dead). */
   resume(): void;
@@ -175,11 +178,14 @@ export async function startHangingProxy(targetPort: number): Promise<HangingProx
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   };
-  const server: Server = createServer((client) => {
+  // Half-open sockets: an end from either side is passed on only while forwarding, never once hung.
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     track(client);
     if (hung) return; // accepted, never answered
-    const upstream = connect(targetPort, '127.0.0.1');
+    const upstream = connect({ port: targetPort, host: '127.0.0.1', allowHalfOpen: true });
     track(upstream);
+    client.on('end', () => void (hung || upstream.end()));
+    upstream.on('end', () => void (hung || client.end()));
     upstreams.add(upstream);
     peak = Math.max(peak, upstreams.size);
     upstream.on('close', () => upstreams.delete(upstream));
