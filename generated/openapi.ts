@@ -264,7 +264,8 @@ export interface paths {
          * @description The refresh JWT in the body is the credential, so an expired access token can still be refreshed. Each
          *     refresh token is single-use (a new one is returned), and no refresh extends a session past 30 days after
          *     its login (`JWT_SESSION_MAX_AGE`). Ended sessions (logout, password change, disabled account) cannot be
-         *     refreshed.
+         *     refreshed. Limited to 60 per hour per client IP, like login (the answer carries the same rate-limit headers
+         *     with tier `anonymous`).
          */
         post: operations["refreshSession"];
         delete?: never;
@@ -1139,7 +1140,8 @@ export interface components {
                 /** @description What went wrong and what to do, in words for a person. */
                 message: string;
                 /**
-                 * @description Machine-readable context. For `VALIDATION_ERROR`: `errors`, a list of `{ location, path, message }`.
+                 * @description Machine-readable context. For `VALIDATION_ERROR`: `errors`, a list of at most 20
+                 *     `{ location, path, message }`, and `omittedErrors`, how many more problems there were, when any.
                  *     For `RATE_LIMIT_EXCEEDED`: `limit`, `remaining`, `resetTime`, `retryAfter`, `tier`, `windowStart`,
                  *     `upgradeMessage`, `upgradeUrl`.
                  */
@@ -2344,7 +2346,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description Any other error, in the error envelope (500 `INTERNAL_ERROR`, 501 `NOT_IMPLEMENTED`, 405 `METHOD_NOT_ALLOWED`). */
+        /** @description Any other error, in the error envelope (500 `INTERNAL_ERROR`, 501 `NOT_IMPLEMENTED`, 405 `METHOD_NOT_ALLOWED` with `Allow`). */
         Error: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2447,6 +2449,11 @@ export interface components {
          * @example 5
          */
         "Retry-After-Outage": number;
+        /**
+         * @description The answer holds a token or a secret key; no cache, browser or proxy may keep it.
+         * @example no-store
+         */
+        "Cache-Control-NoStore": "no-store";
         /**
          * @description Caches must ask again before reusing the answer, so a new contract is seen at once.
          * @example no-cache
@@ -2610,6 +2617,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2702,6 +2710,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2739,6 +2748,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2774,6 +2784,12 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2782,6 +2798,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
@@ -2881,6 +2898,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +2952,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3041,6 +3060,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

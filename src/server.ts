@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './lib/logger.js';
 import { releaseModels, setupModels } from './models/index.js';
 import { createRateLimitStore } from './rate-limit/index.js';
 import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
+import { RedisOutageLog } from './lib/redis-outage.js';
 import { verifyCredentialsKey } from './services/credentials-check.js';
 import { createServices, type Services } from './services/index.js';
 import { settingRepository } from './repositories/setting-repository.js';
@@ -38,16 +39,18 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   setupModels(sequelize);
   const migrator = createMigrator(sequelize);
   await migrator.up();
+  // Each Redis user reports here; an outage is logged once when it starts and once when it ends.
+  const redisOutages = new RedisOutageLog(logger);
   const rateLimitStore = createRateLimitStore({
     redisUrl: config.redisUrl ?? undefined,
-    onError: (error) => logger.warn({ err: error }, 'redis unreachable: rate limits fall back to this process'),
-    onRecover: () => logger.info('redis reachable again: rate limits are shared again'),
+    onError: (error) => redisOutages.lost('rate limits', error),
+    onRecover: () => redisOutages.regained('rate limits'),
   });
   await verifyCredentialsKey(settingRepository, config.credentialsKey);
   const bus = config.redisUrl
-    ? new RedisBus(config.redisUrl, (error) => logger.warn({ err: error }, 'redis invalidation channel error'))
+    ? new RedisBus(config.redisUrl, { lost: (error) => redisOutages.lost('invalidations', error), regained: () => redisOutages.regained('invalidations') })
     : new MemoryBus();
-  const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, now: options.now });
+  const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, redisOutages, now: options.now });
   await services.sqliteFiles.adoptSharedFiles();
   services.usage.start();
   services.searchRecorder.start();

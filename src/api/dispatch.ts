@@ -48,6 +48,7 @@ export function dispatch(pipeline: ContractPipeline, services: Services): Middle
       if (result.headers) ctx.set(result.headers);
       ctx.body = result.raw;
     } else {
+      if (result.headers) ctx.set(result.headers);
       ctx.body = successBody(result.data, state.requestId);
     }
   };

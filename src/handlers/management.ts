@@ -1,11 +1,11 @@
 /** Management tag. */
 import type { Context } from 'openapi-backend';
 import { optionalKeyOf, optionalUserOf, userOf } from '../api/callers.js';
-import { reply, type BodyOf, type HandlerEnv, type PathOf, type Reply } from '../api/types.js';
+import { reply, secretReply, type BodyOf, type HandlerEnv, type PathOf, type Reply } from '../api/types.js';
 
 export async function setupInitialKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
   const body = (c.request.requestBody ?? {}) as NonNullable<BodyOf<'setupInitialKey'>>;
-  return reply('setupInitialKey', 201, await services.apiKeys.setupInitialKey(userOf(c), body.name?.trim() || undefined));
+  return secretReply(reply('setupInitialKey', 201, await services.apiKeys.setupInitialKey(userOf(c), body.name?.trim() || undefined)));
 }
 
 export async function getManagementHealth(c: Context, { services }: HandlerEnv): Promise<Reply> {

@@ -111,9 +111,17 @@ const rawRow = (record: ExportedSearch): Row => ({
 const pick = (row: Row, columns: string[]): Row => Object.fromEntries(columns.map((column) => [column, row[column]!]));
 const text = (cell: Cell) => (cell instanceof Date ? cell.toISOString() : cell);
 
-/** RFC 4180: a field with a comma, quote or line break (or edge spaces) is quoted, quotes doubled. */
+/** What a spreadsheet reads as the start of a formula (OWASP "CSV injection"): `=`, `+`, `-`, `@`, tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180: a field with a comma, quote or line break (or edge spaces) is quoted, quotes doubled. A text cell that
+ * a spreadsheet would run as a formula (a searched `=HYPERLINK(...)`) is written with a leading `'`, which makes it
+ * text: the export never carries a formula (issue 23 item 8). Numbers and dates are written as they are.
+ */
 export function csvField(cell: Cell): string {
-  const value = String(text(cell));
+  const raw = String(text(cell));
+  const value = typeof cell === 'string' && FORMULA_START.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 

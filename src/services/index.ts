@@ -14,6 +14,7 @@ import { violationRepository } from '../repositories/violation-repository.js';
 import { isRowRejected } from '../store/failures.js';
 import type { Migrator } from '../store/migrator.js';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
+import { RedisOutageLog } from '../lib/redis-outage.js';
 import { KeyCache } from './key-cache.js';
 import { HistoryCache } from './history-cache.js';
 import { PoolManager } from '../connectors/index.js';
@@ -51,6 +52,8 @@ export interface Infrastructure {
   rateLimitStore: RateLimitStore;
   /** Cross-process cache invalidation (Redis pub/sub when configured). */
   bus: InvalidationBus;
+  /** Where Redis users report losing and regaining Redis (one log line per outage edge). */
+  redisOutages?: RedisOutageLog;
   /** Time source for the rate limits; tests move it instead of sleeping. */
   now?: () => number;
 }
@@ -58,6 +61,7 @@ export interface Infrastructure {
 /** The composition root: every service, wired once per server. Handlers reach services only through this. */
 export function createServices(infra: Infrastructure) {
   const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
+  const redisOutages = infra.redisOutages ?? new RedisOutageLog(logger);
   const keyCache = new KeyCache(bus, 5_000);
   const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const tokens = new TokenService(config.jwt);
@@ -131,7 +135,7 @@ export function createServices(infra: Infrastructure) {
     connections: databaseConnectionRepository,
     recorder: searchRecorder,
     cache: searchCacheTtl === 0 ? new NoResultCache()
-      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, (error) => logger.warn({ err: error }, 'redis unreachable: search results are not cached'))
+      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, { lost: (error) => redisOutages.lost('search cache', error), regained: () => redisOutages.regained('search cache') })
         : new MemoryResultCache(searchCacheTtl),
     cursorSecret: createHmac('sha256', config.apiKeyPepper).update('quarry search cursor v1').digest(),
     upgradeUrl: config.upgradeUrl,
