@@ -133,7 +133,7 @@ export class AnalyticsService {
   private async facts(caller: UserCaller, range: AnalyticsRange, filter: SearchFilter): Promise<InsightFacts & { topQueryStats: QueryStats[] }> {
     const stats = this.deps.stats;
     const previous: SearchFilter = { userId: filter.userId, from: range.previous.from, to: range.previous.to };
-    const [totals, previousTotals, queries, topTables, unindexed, peakHour, tier] = await Promise.all([
+    const [totals, previousTotals, queries, topTables, unindexed, peakHour, tierName] = await Promise.all([
       stats.totals(filter),
       stats.totals(previous),
       stats.queryFacts(filter, range.previous.from, TOP.trendPool, TOP.insightQueries),
@@ -146,7 +146,6 @@ export class AnalyticsService {
       totals.searches > 0 ? stats.responseTimePercentile(filter, 95) : Promise.resolve(0),
       totals.slow > 0 ? stats.tableCounts(filter, 'slow') : Promise.resolve([]),
     ]);
-    const tierName = tier;
     return {
       now: new Date(this.deps.now()),
       range,

@@ -159,7 +159,10 @@ export interface HangingProxy {
   hang(): void;
   /** Forwards again (new connections; connections opened while hung stay dead). */
   resume(): void;
-  /** Connections to the target open right now, and the most open at once since the last `resetPeak`. */
+  /**
+   * Connections the client holds open to the target right now (from accept until the client closes its side), and
+   * the most at once since the last `resetPeak`.
+   */
   open(): number;
   peak(): number;
   resetPeak(): void;
@@ -170,7 +173,7 @@ export interface HangingProxy {
 export async function startHangingProxy(targetPort: number): Promise<HangingProxy> {
   const { connect } = await import('node:net');
   const sockets = new Set<Socket>();
-  const upstreams = new Set<Socket>();
+  const held = new Set<Socket>();
   let peak = 0;
   let hung = false;
   const track = (socket: Socket) => {
@@ -181,14 +184,15 @@ export async function startHangingProxy(targetPort: number): Promise<HangingProx
   // Half-open sockets: an end from either side is passed on only while forwarding, never once hung.
   const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     track(client);
+    held.add(client);
+    peak = Math.max(peak, held.size);
+    client.on('end', () => held.delete(client));
+    client.on('close', () => held.delete(client));
     if (hung) return; // accepted, never answered
     const upstream = connect({ port: targetPort, host: '127.0.0.1', allowHalfOpen: true });
     track(upstream);
     client.on('end', () => void (hung || upstream.end()));
     upstream.on('end', () => void (hung || client.end()));
-    upstreams.add(upstream);
-    peak = Math.max(peak, upstreams.size);
-    upstream.on('close', () => upstreams.delete(upstream));
     client.on('data', (chunk) => void (hung || upstream.write(chunk)));
     upstream.on('data', (chunk) => void (hung || client.write(chunk)));
     client.on('close', () => upstream.destroy());
@@ -199,9 +203,9 @@ export async function startHangingProxy(targetPort: number): Promise<HangingProx
     port: (server.address() as { port: number }).port,
     hang: () => void (hung = true),
     resume: () => void (hung = false),
-    open: () => upstreams.size,
+    open: () => held.size,
     peak: () => peak,
-    resetPeak: () => void (peak = upstreams.size),
+    resetPeak: () => void (peak = held.size),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
