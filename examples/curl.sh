@@ -2,12 +2,12 @@
 # A first session with Quarry over plain HTTP: register (or log in), mint an API key, connect a database, read its
 # schema, search it, and read the key's rate-limit status. Uses jq when installed, otherwise node, to read JSON.
 #
-#   examples/curl.sh                        # SQLite: creates a small demo file in $SQLITE_DATA_DIR and connects it
+#   examples/curl.sh                        # SQLite: creates a small demo file, uploads it and connects it
 #   PG_HOST=127.0.0.1 PG_DATABASE=shop PG_USER=reader PG_PASSWORD=... QUERY=headphones examples/curl.sh
 #   PUBLISHABLE_ORIGIN=http://localhost:8080 examples/curl.sh   # and a publishable key for pages of that origin
 #
 # Settings (environment): QUARRY_URL (http://127.0.0.1:3000), QUARRY_EMAIL / QUARRY_PASSWORD (a new account
-# by default; an existing one is logged in), SQLITE_DATA_DIR (./data/sqlite, the server's), SQLITE_FILE
+# by default; an existing one is logged in), EXAMPLE_DIR (./data/examples, where the demo file is made), SQLITE_FILE
 # (quarry-example.db), PG_HOST / PG_PORT / PG_DATABASE / PG_USER / PG_PASSWORD, QUERY (granite),
 # PUBLISHABLE_ORIGIN (unset: no publishable key).
 set -euo pipefail
@@ -41,6 +41,12 @@ call() {
   curl "${args[@]}"
 }
 
+# upload PATH TOKEN FILE: the file's bytes as the body (application/octet-stream), the status to stdout.
+upload() {
+  curl -sS -o "$BODY_FILE" -w '%{http_code}' -X PUT "$BASE$1" -H "authorization: Bearer $2" \
+    -H 'content-type: application/octet-stream' --data-binary "@$3"
+}
+
 # expect STATUS... : stops with the error envelope when the last call answered anything else.
 expect() {
   local status="$1"; shift
@@ -68,7 +74,7 @@ if [ -n "${PG_HOST:-}" ]; then
   body=$(printf '{"name":"PostgreSQL example","engine":"postgres","host":"%s","port":%s,"database":"%s","username":"%s","password":"%s","environment":"test"}' \
     "$PG_HOST" "${PG_PORT:-5432}" "${PG_DATABASE:-postgres}" "${PG_USER:-postgres}" "${PG_PASSWORD:-}")
 else
-  SQLITE_DIR="${SQLITE_DATA_DIR:-./data/sqlite}"
+  SQLITE_DIR="${EXAMPLE_DIR:-./data/examples}"
   SQLITE_FILE="${SQLITE_FILE:-quarry-example.db}"
   if [ ! -f "$SQLITE_DIR/$SQLITE_FILE" ]; then
     echo "   creating $SQLITE_DIR/$SQLITE_FILE: a products table with an FTS5 index"
@@ -87,7 +93,10 @@ else
         "$SQLITE_DIR/$SQLITE_FILE" "$seed"
     fi
   fi
-  echo "3. connect the SQLite file $SQLITE_FILE (a path inside the server's SQLITE_DATA_DIR)"
+  echo "3. upload $SQLITE_FILE into your own SQLite folder on the server (checked to be SQLite before it is kept)"
+  status=$(upload "/api/v1/sqlite-files/$SQLITE_FILE" "$JWT" "$SQLITE_DIR/$SQLITE_FILE")
+  expect "$status" 201 200
+  echo "   connect it (Quarry tests the connection before saving it)"
   body="{\"name\":\"SQLite example\",\"engine\":\"sqlite\",\"database\":\"$SQLITE_FILE\",\"environment\":\"test\"}"
 fi
 status=$(call POST /api/v1/databases "$JWT" "$body")

@@ -6,10 +6,12 @@
  *   npx tsx examples/typescript-client.ts
  *   PG_HOST=127.0.0.1 PG_DATABASE=shop PG_USER=reader PG_PASSWORD=... QUERY=headphones npx tsx examples/typescript-client.ts
  *
- * Settings (environment) as in curl.sh: QUARRY_URL, QUARRY_EMAIL / QUARRY_PASSWORD, SQLITE_FILE (a file inside
- * the server's SQLITE_DATA_DIR; curl.sh creates quarry-example.db), PG_HOST / PG_PORT / PG_DATABASE / PG_USER /
- * PG_PASSWORD, QUERY.
+ * Settings (environment) as in curl.sh: QUARRY_URL, QUARRY_EMAIL / QUARRY_PASSWORD, EXAMPLE_DIR and SQLITE_FILE (a
+ * SQLite file on this machine, uploaded to your own folder on the server; curl.sh creates
+ * data/examples/quarry-example.db), PG_HOST / PG_PORT / PG_DATABASE / PG_USER / PG_PASSWORD, QUERY.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import type { components, paths } from '../generated/openapi.js';
 
@@ -49,7 +51,19 @@ const minted = await account.POST('/api/v1/keys', { body: { name: 'typescript ex
 if (!minted.data) fail('create key', minted.error, minted.response.status);
 const withKey = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${minted.data.data.secretKey}` } });
 
-// 3. Connect the database: Quarry tests it first, and a failure is a 422 naming the reason (nothing is saved).
+// 3. A SQLite file is uploaded to your own folder on the server first (Quarry checks that it is SQLite).
+if (database.engine === 'sqlite') {
+  const uploaded = await account.PUT('/api/v1/sqlite-files/{fileName}', {
+    params: { path: { fileName: database.database } },
+    // openapi-typescript types a binary body as string; the file's bytes go out as they are.
+    body: readFileSync(join(env.EXAMPLE_DIR ?? './data/examples', database.database)) as unknown as string,
+    bodySerializer: (bytes) => bytes,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+  if (!uploaded.data) fail('upload SQLite file', uploaded.error, uploaded.response.status);
+}
+
+// Connect the database: Quarry tests it first, and a failure is a 422 naming the reason (nothing is saved).
 const connected = await account.POST('/api/v1/databases', { body: database });
 if (!connected.data) fail('connect database', connected.error, connected.response.status);
 const databaseId = connected.data.data.database.id;

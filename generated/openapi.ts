@@ -14,10 +14,12 @@ export interface paths {
         /**
          * Service health
          * @description Checks the store (and Redis when configured) for real, at most once a second (calls within a second share
-         *     the result). `healthy` and `degraded` answer 200; `unhealthy` answers 503 `SERVICE_UNAVAILABLE` with the
-         *     report in `error.details`. With an API key the answer also names the key's tier and permissions; an invalid
-         *     key is not an error here, it is reported as `authenticated: false`. A publishable key, or a secret key sent
-         *     from a web page, is refused (403) as on every operation it may not call.
+         *     the result). `healthy` and `degraded` answer 200; `unhealthy`
+         *     answers 503 with the report in `error.details`. With an API key the answer also names the key's tier and
+         *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`. Each check says
+         *     only whether the dependency is `up` (detail `available`) or `down` (`unavailable`): what is behind it (the
+         *     store's kind, latencies, a driver's error) is shown to admins only, by `GET /api/v1/management/health`. A publishable key, or a secret key
+         *     sent from a web page, is refused (403) as on every operation it may not call.
          */
         get: operations["getHealth"];
         put?: never;
@@ -184,7 +186,9 @@ export interface paths {
         };
         /**
          * Detailed service health
-         * @description Same report as `GET /health` (503 `SERVICE_UNAVAILABLE` when unhealthy), under the versioned path.
+         * @description The report of `GET /health`, under the versioned path. Called with an admin's JWT, each check also carries
+         *     what is behind it: the store's kind, latencies and the error a dependency answered with. Everyone else
+         *     (anonymous, API key, a user's JWT) gets the public report.
          */
         get: operations["getManagementHealth"];
         put?: never;
@@ -230,6 +234,36 @@ export interface paths {
          */
         get: operations["getMigrationStatus"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/management/users/{userId}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `id`.
+                 * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an account's plan (admin)
+         * @description Sets what the account may use (its keys' tiers, connected databases, databases per search, SQLite upload
+         *     size, semantic rows, exports). Admins only; the operator does the same with
+         *     `npm run user -- plan <email> <plan>`. Keys already above a lowered plan keep their stored tier but act at
+         *     the plan's tier from the next request (within 5 seconds on every process). Ids come from
+         *     `getAdminUserActivity`; an unknown id is 404.
+         */
+        put: operations["updateUserPlan"];
         post?: never;
         delete?: never;
         options?: never;
@@ -296,7 +330,8 @@ export interface paths {
          *     refresh token is single-use (a new one is returned), and no refresh extends a session past 30 days after
          *     its login (`JWT_SESSION_MAX_AGE`). Ended sessions (logout, password change, disabled account) cannot be
          *     refreshed. An invalid refresh token is 401 `INVALID_TOKEN`, an expired one `TOKEN_EXPIRED`, and a reused one
-         *     or an ended session `SESSION_ENDED`.
+         *     or an ended session `SESSION_ENDED`. Limited to 60 per hour per client IP, like login (the answer carries the
+         *     same rate-limit headers with tier `anonymous`).
          */
         post: operations["refreshSession"];
         delete?: never;
@@ -336,8 +371,9 @@ export interface paths {
         get: operations["getProfile"];
         /**
          * Update the caller's profile
-         * @description Changes name and/or email (same rules as registration; a taken email is 409 `EMAIL_TAKEN`). Any other field, `role` included, is rejected
-         *     with 400 `VALIDATION_ERROR`.
+         * @description Changes name and/or email (same rules as registration; a taken email is 409 `EMAIL_TAKEN`). A new email needs
+         *     `currentPassword` (400 `VALIDATION_ERROR` without it, 401 `INVALID_CREDENTIALS` when wrong). Any other field,
+         *     `role` included, is rejected with 400 `VALIDATION_ERROR`; an email address never grants a role.
          */
         put: operations["updateProfile"];
         post?: never;
@@ -388,7 +424,8 @@ export interface paths {
          * @description The full secret is in `secretKey` only in this response. `permissions` accepts `search`, `analytics` and
          *     `admin` (`admin` implies the other two); `database:read` and `database:write` are rejected with 400 because
          *     database connections are managed with a JWT, never with a key. `expiresAt` is a date (`YYYY-MM-DD`, the key
-         *     expires at the end of that day, UTC) or a date-time in the future. Limited to 20 per hour per user.
+         *     expires at the end of that day, UTC) or a date-time in the future. `rateLimitTier` may be at most the
+         *     account's plan (403 `TIER_ABOVE_PLAN`). Limited to 20 per hour per user.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -440,7 +477,8 @@ export interface paths {
          * Update an API key
          * @description Changes name, tier, permissions and expiry (`null` removes the expiry), and a publishable key's
          *     `allowedOrigins`, `databases`, `tables` and `requestsPerIpPerHour` (400 on a secret key). Type, environment and
-         *     value cannot be changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404.
+         *     value cannot be changed. A revoked key cannot be updated (409 `CONFLICT`). Another user's key is a 404. The tier may be at most the account's plan
+         *     (403 `TIER_ABOVE_PLAN`).
          */
         put: operations["updateApiKey"];
         post?: never;
@@ -512,6 +550,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sqlite-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's SQLite files
+         * @description The files in the caller's own SQLite folder (the only files the caller's SQLite connections can name), with
+         *     what the caller's plan allows: `fileBytes` per upload and `folderBytes` for all files together.
+         */
+        get: operations["listSqliteFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sqlite-files/{fileName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+                 *     `-`, at most 100 characters.
+                 * @example catalog.db
+                 */
+                fileName: components["parameters"]["SqliteFileName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a SQLite database file
+         * @description Puts a SQLite database into the caller's own SQLite folder under `fileName`, for SQLite connections to name
+         *     (`createDatabase` with `engine: sqlite`, `database: <fileName>`). The body is the file itself
+         *     (`application/octet-stream`, at most the plan's `fileBytes`: free 50 MiB, pro 500 MiB, enterprise 5 GiB; and
+         *     the folder at most `folderBytes`: free 150 MiB, pro 5 GiB, enterprise 50 GiB; 413 beyond). It is streamed to
+         *     a temporary file and kept only when it is an SQLite database Quarry can read (the SQLite 3 header, then a
+         *     read-only open that reads its schema; 422 `INVALID_SQLITE_FILE` otherwise, and nothing changes). An existing
+         *     file of that name is replaced atomically: searches read the old file or the new one, never a mix, and
+         *     connections naming it read the new one from their next query. 201 when the name is new, 200 when replaced.
+         *     Names ending in `-wal`, `-shm` or `-journal` are refused (400): SQLite keeps those files itself. Save the
+         *     database with `journal_mode=DELETE` (a WAL database needs its -wal file).
+         */
+        put: operations["uploadSqliteFile"];
+        post?: never;
+        /**
+         * Delete one of the caller's SQLite files
+         * @description Removes a file from the caller's own SQLite folder. A file a connection still names is 409 `CONFLICT`
+         *     (`details.databaseIds`): delete or change those connections first. A name that is not in the folder is 404.
+         */
+        delete: operations["deleteSqliteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/databases": {
         parameters: {
             query?: never;
@@ -527,12 +627,14 @@ export interface paths {
          * @description Tests the connection before saving it: if it cannot be established the answer is 422 with the reason
          *     (`DATABASE_UNREACHABLE`, `DATABASE_TIMEOUT`, `DATABASE_AUTH_FAILED`, `DATABASE_NOT_FOUND`,
          *     `DATABASE_TLS_ERROR`) and nothing is saved. `engine` defaults to `postgres`; `port` defaults to the engine's
-         *     (5432, 3306). For `sqlite`, `database` is a file path relative to the server's `SQLITE_DATA_DIR`
-         *     (a path outside it is 400 `SQLITE_PATH_NOT_ALLOWED`) and host, port, username and password are ignored.
+         *     (5432, 3306). For `sqlite`, `database` is a file path relative to the caller's own SQLite folder, where
+         *     `uploadSqliteFile` puts files (a path outside it is 400 `SQLITE_PATH_NOT_ALLOWED`; a file that is not there
+         *     is 422 `DATABASE_NOT_FOUND`, whether or not another account has a file of that name), and host, port,
+         *     username and password are ignored.
          *     Hosts are checked against the connection policy (`DB_HOST_ALLOWLIST`, `DB_ALLOW_PRIVATE_HOSTS`):
          *     link-local and cloud metadata addresses are always refused (400 `HOST_NOT_ALLOWED`). The password is
-         *     stored encrypted (AES-256-GCM) and never returned. The tier's database count applies to the caller's
-         *     best active key tier (free 3, pro 25, enterprise unlimited; 403 `TIER_LIMIT_EXCEEDED`).
+         *     stored encrypted (AES-256-GCM) and never returned. The database count of the caller's account plan
+         *     applies (free 3, pro 25, enterprise unlimited; 403 `TIER_LIMIT_EXCEEDED`).
          */
         post: operations["createDatabase"];
         delete?: never;
@@ -865,10 +967,12 @@ export interface paths {
         put?: never;
         /**
          * Search across connected databases
-         * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, every
-         *     connection of the caller in the key's environment). A named database of the other environment is 401
-         *     `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's database is 404 `NOT_FOUND`. Page with `offset` or with the
-         *     `nextCursor` of the previous page.
+         * @description Needs permission `search`. Searches the named databases (or, when `databases` is empty or absent, the
+         *     caller's connections in the key's environment, the most recently connected first), at most as many as the
+         *     account's plan lets one search read: free 3, pro 10, enterprise 25. Naming more is 403 `TOO_MANY_DATABASES`;
+         *     with none named, connections beyond that many are not searched (name them in another request). A named
+         *     database of the other environment is 401 `KEY_ENVIRONMENT_MISMATCH`; an unknown or another user's database
+         *     is 404 `NOT_FOUND`. Page with `offset` or with the `nextCursor` of the previous page.
          *
          *     **From Quarry's index.** Every connected table with a primary key and text columns is synced into Quarry's
          *     own search index (see the Indexing operations), and searches read it without touching your databases:
@@ -1083,8 +1187,8 @@ export interface paths {
          *     * `growth`: searches against the previous range. growthRate = 100 * (current - previous) / previous, 100
          *       when the previous range had none. Trend up >= +10%, down <= -10%, else flat; significance by
          *       |growthRate|: high >= 50, medium >= 20, else low.
-         *     * `peak_usage`: the busiest hour against the hourly request limit of the caller's tier (their best active
-         *       key). Significance: high >= 80% of the limit, medium >= 50%, else low.
+         *     * `peak_usage`: the busiest hour against the hourly request limit of the caller's tier (their account's
+         *       plan). Significance: high >= 80% of the limit, medium >= 50%, else low.
          *
          *     **optimizationInsights**
          *     * `missing_fulltext_index`, one per connection: tables that searches read without a full-text index (a
@@ -1127,8 +1231,8 @@ export interface paths {
          * Export analytics
          * @description Streams the caller's search records (oldest first) or per-bucket aggregates over the range as CSV (RFC 4180,
          *     CRLF, header row), JSON (an array of objects) or XLSX (one worksheet, header row). Large exports are streamed
-         *     in batches, never built whole. Only the enterprise tier has exports (the caller's best active key): other
-         *     tiers get 403 `FEATURE_NOT_IN_TIER`, naming the tier, with `details.tier` and `details.upgradeUrl`.
+         *     in batches, never built whole. Only the enterprise plan has exports (the caller's account plan): other
+         *     plans get 403 `FEATURE_NOT_IN_TIER`, naming the tier, with `details.tier` and `details.upgradeUrl`.
          *     An unknown column in `metrics` is 400 `VALIDATION_ERROR`.
          */
         get: operations["exportAnalytics"];
@@ -1280,7 +1384,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "STORE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -1290,7 +1394,8 @@ export interface components {
                 /** @description What went wrong and what to do, in words for a person. */
                 message: string;
                 /**
-                 * @description Machine-readable context. For `VALIDATION_ERROR`: `errors`, a list of `{ location, path, message }`.
+                 * @description Machine-readable context. For `VALIDATION_ERROR`: `errors`, a list of at most 20
+                 *     `{ location, path, message }`, and `omittedErrors`, how many more problems there were, when any.
                  *     For `RATE_LIMIT_EXCEEDED`: `limit`, `remaining`, `resetTime`, `retryAfter`, `tier`, `windowStart`,
                  *     `upgradeMessage`, `upgradeUrl`.
                  */
@@ -1340,6 +1445,13 @@ export interface components {
         Permission: "search" | "analytics" | "admin";
         /** @enum {string} */
         RateLimitTier: "free" | "pro" | "enterprise";
+        /**
+         * @description What the account may use: its keys' tiers (at most the plan), connected databases, databases per search,
+         *     SQLite upload size, semantic rows per table and exports. New accounts are `free`; the operator
+         *     (`npm run user -- plan <email> <plan>`) or an admin (`updateUserPlan`) changes it, never the account itself.
+         * @enum {string}
+         */
+        Plan: "free" | "pro" | "enterprise";
         Message: {
             message: string;
         };
@@ -1361,10 +1473,12 @@ export interface components {
             email: components["schemas"]["Email"];
             name: components["schemas"]["PersonName"];
             /**
-             * @description Admins are named by the server's `ADMIN_EMAILS`; nobody can choose a role.
+             * @description Only the server's operator makes an account an admin (`npm run user -- role <email> admin`) or a user
+             *     again; no request, field or email address can grant a role.
              * @enum {string}
              */
             role: "user" | "admin";
+            plan: components["schemas"]["Plan"];
             /** @description Ids of the user's database connections. */
             connectedDatabases: string[];
             createdAt: components["schemas"]["Timestamp"];
@@ -1385,6 +1499,11 @@ export interface components {
         UpdateProfileRequest: {
             name?: components["schemas"]["PersonName"];
             email?: components["schemas"]["Email"];
+            /** @description Required when `email` changes (400 `VALIDATION_ERROR` without it, 401 `INVALID_CREDENTIALS` when wrong). */
+            currentPassword?: string;
+        };
+        UpdatePlanRequest: {
+            plan: components["schemas"]["Plan"];
         };
         ChangePasswordRequest: {
             currentPassword: string;
@@ -1616,6 +1735,48 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        SqliteFile: {
+            /**
+             * @description The name SQLite connections use (`database`).
+             * @example catalog.db
+             */
+            name: string;
+            sizeBytes: number;
+            uploadedAt: components["schemas"]["Timestamp"];
+        };
+        SqliteFileUploadResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                file: components["schemas"]["SqliteFile"];
+                /** @description A file of that name was replaced. */
+                replaced: boolean;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        SqliteFileListResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                files: components["schemas"]["SqliteFile"][];
+                total: number;
+                usedBytes: number;
+                limits: {
+                    plan: components["schemas"]["Plan"];
+                    /** @description Largest upload. */
+                    fileBytes: number;
+                    /** @description All of the caller's files together. */
+                    folderBytes: number;
+                };
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        SqliteFileDeleteResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                fileName: string;
+                message: string;
+            };
+            meta: components["schemas"]["Meta"];
+        };
         /**
          * @description `mysql` covers MySQL and MariaDB.
          * @enum {string}
@@ -1631,7 +1792,7 @@ export interface components {
             host?: string;
             /** @description Default: 5432 (postgres), 3306 (mysql). */
             port?: number;
-            /** @description Database name, or for sqlite the file path relative to `SQLITE_DATA_DIR`. */
+            /** @description Database name, or for sqlite the file path relative to the caller's own SQLite folder (see `uploadSqliteFile`). */
             database: string;
             /** @description Required except for sqlite. */
             username?: string;
@@ -1975,7 +2136,11 @@ export interface components {
         SearchRequest: {
             /** @description Search text (1-500 characters). */
             query: string;
-            /** @description Connection ids; empty or absent means every connection of the caller in the key's environment. */
+            /**
+             * @description Connection ids, at most the plan's databases per search (free 3, pro 10, enterprise 25; 403
+             *     `TOO_MANY_DATABASES` beyond). Empty or absent means the caller's connections in the key's environment, the
+             *     most recently connected first, up to that many.
+             */
             databases?: string[];
             /** @description Only these tables (by name) in the selected databases. */
             tables?: string[];
@@ -2549,7 +2714,9 @@ export interface components {
         DependencyCheck: {
             /** @enum {string} */
             status: "up" | "down";
+            /** @description Time the probe took; null unless an admin asks (and when down). */
             latencyMs: number | null;
+            /** @description `available` or `unavailable`; what is behind it (kind, error) for admins only. */
             detail: string;
         };
         Health: {
@@ -2796,6 +2963,56 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The body fails validation (a plan that is not free, pro or enterprise). */
+        PlanBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No account with this id. */
+        UserNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The key's tier is above the account's plan. */
+        KeyTierForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The file name fails validation. */
+        SqliteFileBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description No such file in the caller's SQLite folder. */
+        SqliteFileNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description Another account has this email. */
         EmailTaken: {
             headers: {
@@ -2873,7 +3090,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description A required dependency is down; `details` carries the health report. */
+        /** @description A required dependency is down; `details` carries the health report (in detail for admins only). */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2883,7 +3100,22 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description Any other error, in the error envelope (500 `INTERNAL_ERROR`, 501 `NOT_IMPLEMENTED`, 405 `METHOD_NOT_ALLOWED`). */
+        /**
+         * @description Quarry's own store is down, out of connections or busy. Nothing was changed; send the request again after
+         *     `Retry-After` seconds. Operations that do not need the store (a search with a recently used key may) keep
+         *     answering during an outage.
+         */
+        StoreUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Outage"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Any other error, in the error envelope (500 `INTERNAL_ERROR`, 501 `NOT_IMPLEMENTED`, 405 `METHOD_NOT_ALLOWED` with `Allow`). */
         Error: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2895,6 +3127,17 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+         *     `-`, at most 100 characters.
+         * @example catalog.db
+         */
+        SqliteFileName: string;
+        /**
+         * @description The account's `id`.
+         * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
+         */
+        UserId: string;
         /**
          * @description The key's `id`.
          * @example key_4mQ9vT2xLc8pR7sN1bWd0z
@@ -2985,6 +3228,16 @@ export interface components {
          * @example </api/v1/databases/db_2hT8kP4wQz6mN1vR9xC3bL/index/tables/products>; rel="successor-version"
          */
         Link: string;
+        /**
+         * @description Seconds after which the request may be sent again (RFC 9110).
+         * @example 5
+         */
+        "Retry-After-Outage": number;
+        /**
+         * @description The answer holds a token or a secret key; no cache, browser or proxy may keep it.
+         * @example no-store
+         */
+        "Cache-Control-NoStore": "no-store";
         /**
          * @description Caches must ask again before reusing the answer, so a new contract is seen at once.
          * @example no-cache
@@ -3231,6 +3484,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3258,6 +3512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3282,6 +3537,44 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
+            503: components["responses"]["StoreUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateUserPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's `id`.
+                 * @example usr_7qK2mX9pLw4vB8nR3tY6cZ
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The account with its new plan. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserResponse"];
+                };
+            };
+            400: components["responses"]["PlanBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["UserNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3302,6 +3595,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     /**
                      * @description Registrations per client IP allowed per hour.
                      * @example 5
@@ -3366,6 +3660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3386,6 +3681,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     /**
                      * @description Logins per client IP allowed per hour.
                      * @example 10
@@ -3466,6 +3762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3486,6 +3783,12 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3512,6 +3815,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3535,6 +3840,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3558,6 +3864,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3587,6 +3894,7 @@ export interface operations {
             400: components["responses"]["AccountBadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["EmailTaken"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3607,6 +3915,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3624,6 +3933,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3647,6 +3957,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3667,6 +3978,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     /**
                      * @description Key creations per user allowed per hour.
                      * @example 20
@@ -3692,6 +4004,7 @@ export interface operations {
             };
             400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["KeyTierForbidden"];
             /** @description Key creations per user are limited to 20 per hour; the body and headers say how long to wait. */
             429: {
                 headers: {
@@ -3729,6 +4042,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3846,8 +4160,10 @@ export interface operations {
             };
             400: components["responses"]["KeySettingsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["KeyTierForbidden"];
             404: components["responses"]["ApiKeyNotFound"];
             409: components["responses"]["KeyConflict"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3878,6 +4194,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ApiKeyNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -3900,6 +4217,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-NoStore"];
                     /**
                      * @description Regenerations per user allowed per hour.
                      * @example 5
@@ -3963,6 +4281,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4007,6 +4326,159 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ApiKeyNotFound"];
+            503: components["responses"]["StoreUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listSqliteFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's files, by name. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    uploadSqliteFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+                 *     `-`, at most 100 characters.
+                 * @example catalog.db
+                 */
+                fileName: components["parameters"]["SqliteFileName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The file of that name was replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileUploadResponse"];
+                };
+            };
+            /** @description A new file was kept. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileUploadResponse"];
+                };
+            };
+            /** @description The file name is not allowed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The file, or the folder with it, is larger than the caller's plan allows; nothing was kept. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not `application/octet-stream`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file is not an SQLite database Quarry can read; nothing was kept. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteSqliteFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file name in the caller's own SQLite folder: a letter or digit first, then letters, digits, `.`, `_` or
+                 *     `-`, at most 100 characters.
+                 * @example catalog.db
+                 */
+                fileName: components["parameters"]["SqliteFileName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file is gone. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqliteFileDeleteResponse"];
+                };
+            };
+            400: components["responses"]["SqliteFileBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SqliteFileNotFound"];
+            /** @description A connection still names the file. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4043,6 +4515,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4082,6 +4555,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["ConnectionFailed"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4112,6 +4586,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4148,6 +4623,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
             422: components["responses"]["ConnectionFailed"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4178,6 +4654,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4208,6 +4685,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4251,6 +4729,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4281,6 +4760,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4320,6 +4800,7 @@ export interface operations {
             400: components["responses"]["SemanticIndexTableBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SemanticIndexNotFound"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4388,6 +4869,7 @@ export interface operations {
                 };
             };
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4437,6 +4919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4711,6 +5194,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4749,6 +5233,7 @@ export interface operations {
             401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["PublishableKeyForbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4783,6 +5268,7 @@ export interface operations {
             401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4817,6 +5303,7 @@ export interface operations {
             401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4859,6 +5346,7 @@ export interface operations {
             };
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4901,6 +5389,7 @@ export interface operations {
             };
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4943,6 +5432,7 @@ export interface operations {
             };
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -4986,6 +5476,7 @@ export interface operations {
             };
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -5029,6 +5520,7 @@ export interface operations {
             };
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -5089,7 +5581,7 @@ export interface operations {
             };
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description Exports are part of the enterprise tier (the caller's best active key). */
+            /** @description Exports are part of the enterprise tier (the account's plan). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5099,6 +5591,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -5142,6 +5635,7 @@ export interface operations {
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -5187,6 +5681,7 @@ export interface operations {
             400: components["responses"]["AnalyticsBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -5215,6 +5710,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["KeyUnauthorized"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -5262,6 +5758,7 @@ export interface operations {
             };
             401: components["responses"]["KeyUnauthorized"];
             403: components["responses"]["KeyForbidden"];
+            503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
     };

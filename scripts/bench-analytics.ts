@@ -151,12 +151,15 @@ function ranges(now: number): string[] {
 
 async function run(store: Store): Promise<void> {
   const adminEmail = uniqueEmail('bench-admin');
-  const server = await spawnServer({ ...store.env, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', ADMIN_EMAILS: adminEmail, RATE_LIMIT_ENABLED: 'false' });
+  const server = await spawnServer({ ...store.env, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', RATE_LIMIT_ENABLED: 'false' });
   try {
     const client = new ApiClient(server.url);
     const users: TestUser[] = [];
     for (let i = 0; i < 5; i += 1) users.push(await registerUser(client));
     const admin = await registerUser(client, { email: adminEmail });
+    // What `npm run user -- role|plan` does, straight into the store the server shares.
+    await store.sequelize.query("UPDATE users SET role = 'admin' WHERE email = :email", { replacements: { email: adminEmail } });
+    await store.sequelize.query("UPDATE users SET plan = 'enterprise' WHERE email = :email", { replacements: { email: users[0]!.email } });
     const key = await createKey(client, users[0]!, { rateLimitTier: 'enterprise' });
     const databaseIds = [newId('db'), newId('db')];
     await connectDatabases(store, users[0]!.id, databaseIds);

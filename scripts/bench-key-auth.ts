@@ -11,12 +11,15 @@ import { ApiClient } from '../test/support/api-client.js';
 import { createKey, registerUser } from '../test/support/factories.js';
 import { load, printTable } from './lib/bench.js';
 import { spawnServer } from './lib/spawn-server.js';
+import { setAccount } from './lib/store-admin.js';
 
 const seconds = Number(process.argv[2] ?? 8);
-const server = await spawnServer({ DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-bench-')), LOG_LEVEL: 'silent', TRUST_PROXY: 'true' });
+const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
+const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true' });
 try {
   const client = new ApiClient(server.url);
   const user = await registerUser(client);
+  await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, user.email, { plan: 'enterprise' });
   const key = await createKey(client, user, { rateLimitTier: 'enterprise' });
   const check = await client.get('/health', { token: key.secret });
   if (!check.body.data.authenticated) throw new Error('the key did not authenticate');

@@ -138,7 +138,11 @@ function rssMiB(pid: number): number {
 /** 3. A real server process: RSS before and after the model loads, the job's own rate, /health latency meanwhile. */
 async function serverFigures(articles: Array<{ title: string; body: string }>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-semantic-'));
-  const sqliteDir = join(dataDir, 'sqlite');
+  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', RATE_LIMIT_ENABLED: 'false' });
+  const client = new ApiClient(server.url);
+  const user = await registerUser(client);
+  // The account's own SQLite folder (what uploadSqliteFile fills), written directly: a benchmark's set-up.
+  const sqliteDir = join(dataDir, 'sqlite', user.id);
   mkdirSync(sqliteDir, { recursive: true });
   const db = new sqlite3.Database(join(sqliteDir, 'articles.db'));
   const run = (sql: string, params: unknown[] = []) => new Promise<void>((resolve, reject) => db.run(sql, params, (err) => (err ? reject(err) : resolve())));
@@ -148,10 +152,7 @@ async function serverFigures(articles: Array<{ title: string; body: string }>) {
   await run('COMMIT');
   await new Promise<void>((resolve) => db.close(() => resolve()));
 
-  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', RATE_LIMIT_ENABLED: 'false' });
   try {
-    const client = new ApiClient(server.url);
-    const user = await registerUser(client);
     const auth = { token: user.token };
     const database = (await client.post('/api/v1/databases', { name: 'Corpus', engine: 'sqlite', database: 'articles.db' }, auth)).body.data.database;
     const health = async (count: number) => {

@@ -40,15 +40,16 @@ const words = ['river', 'market', 'engine', 'garden', 'signal', 'winter', 'castl
 /** Quarry as `npm start` runs it (the compiled dist/, built first), with a key and a SQLite FTS5 connection. */
 async function startQuarry(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
-  await onSqlite(join(dataDir, 'sqlite'), 'bench.db', [
+  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', ...env }, { built: true });
+  const client = new ApiClient(server.url);
+  const user = await registerUser(client);
+  // The account's own SQLite folder (what uploadSqliteFile fills), written directly: a benchmark's set-up.
+  await onSqlite(join(dataDir, 'sqlite', user.id), 'bench.db', [
     'CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)',
     "CREATE VIRTUAL TABLE articles_fts USING fts5(title, body, content='articles', content_rowid='id')",
     ...Array.from({ length: 200 }, (_, i) => `INSERT INTO articles (id, title, body) VALUES (${i + 1}, 'The ${words[i % 12]} report ${i}', 'A story about the ${words[(i * 7) % 12]} and the ${words[(i * 5) % 12]} near the ${words[(i * 3) % 12]}.')`),
     "INSERT INTO articles_fts(articles_fts) VALUES ('rebuild')",
   ]);
-  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TRUST_PROXY: 'true', ...env }, { built: true });
-  const client = new ApiClient(server.url);
-  const user = await registerUser(client);
   const key = await createKey(client, user, { permissions: ['search', 'analytics'] });
   await liftKeyLimits(`sqlite:${join(dataDir, 'quarry.sqlite')}`, key.id);
   const database = await client.post('/api/v1/databases', { name: 'bench', engine: 'sqlite', database: 'bench.db', environment: 'test' }, { token: user.token });

@@ -1,7 +1,7 @@
 /**
  * The SDK path for partners (issue 9): generates a TypeScript SDK from openapi.yaml with @hey-api/openapi-ts and
  * its bundled fetch client (no other package, no network), adds a consumer that walks a first session through the
- * SDK (register, log in, key, connect, schema, search, rate-limit status), and type-checks both with the
+ * SDK (register, log in, key, upload a SQLite file, connect it, schema, search, rate-limit status), and type-checks both with the
  * TypeScript compiler in strict mode, as a partner's project would. Exits 1 on any generator or type error.
  *   npm run sdk:check [-- --keep]      (--keep leaves the generated SDK in the temp folder it names)
  * test/contract/sdk-generation.test.ts runs the same check.
@@ -21,10 +21,10 @@ const consumer = `
 import { createClient, createConfig } from './sdk/client/index.js';
 import {
   createApiKey, createDatabase, getDatabaseSchema, getRateLimitStatus, loginUser, registerUser, searchDatabases,
-  type SearchResult,
+  uploadSqliteFile, type SearchResult,
 } from './sdk/index.js';
 
-export async function firstSession(baseUrl: string, sqliteFile: string): Promise<SearchResult[]> {
+export async function firstSession(baseUrl: string, sqliteFile: string, bytes: Blob): Promise<SearchResult[]> {
   const anonymous = createClient(createConfig({ baseUrl }));
   const credentials = { email: 'ada@example.com', password: 'correct-horse-42' };
   await registerUser({ client: anonymous, body: { ...credentials, name: 'Ada' } });
@@ -32,6 +32,8 @@ export async function firstSession(baseUrl: string, sqliteFile: string): Promise
 
   const account = createClient(createConfig({ baseUrl, auth: login.data.data.tokens.accessToken }));
   const key = await createApiKey({ client: account, body: { name: 'sdk', environment: 'test', permissions: ['search'] }, throwOnError: true });
+  // The generated call sets bodySerializer: null, and the bundled fetch client then sends no body at all: give it one.
+  await uploadSqliteFile({ client: account, path: { fileName: sqliteFile }, body: bytes, bodySerializer: (body: Blob) => body, throwOnError: true });
   const connected = await createDatabase({ client: account, body: { name: 'Notes', engine: 'sqlite', database: sqliteFile, environment: 'test' } });
   if (connected.error) throw new Error(connected.error.error.code + ': ' + connected.error.error.message);
   const databaseId: string = connected.data.data.database.id;

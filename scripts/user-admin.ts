@@ -1,16 +1,37 @@
 /**
  * Operator commands on accounts, run against the configured store (same environment as the server):
- *   npm run user -- disable <email>   end the user's sessions; their JWTs and API keys answer 401 ACCOUNT_DISABLED
- *   npm run user -- enable <email>    allow the user to log in again
- * Admin rights come from ADMIN_EMAILS, not from this command.
+ *   npm run user -- disable <email>          end the user's sessions; their JWTs and API keys answer 401 ACCOUNT_DISABLED
+ *   npm run user -- enable <email>           allow the user to log in again
+ *   npm run user -- role <email> admin|user  make the account an admin, or a plain user again (the only way to either)
+ *   npm run user -- plan <email> free|pro|enterprise   set the account's plan
+ *   npm run user -- plans                    list the accounts on a plan above free
  */
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/lib/logger.js';
+import { isTierName } from '../src/rate-limit/index.js';
+import type { UserRecord } from '../src/repositories/user-repository.js';
 import { startServer } from '../src/server.js';
+import type { Services } from '../src/services/index.js';
 
-const [command, email] = process.argv.slice(2);
-if (!['disable', 'enable'].includes(command ?? '') || !email) {
-  console.error('usage: npm run user -- disable|enable <email>');
+const [command, email, value] = process.argv.slice(2);
+const usage = 'usage: npm run user -- disable|enable <email> | role <email> admin|user | plan <email> free|pro|enterprise | plans';
+
+const commands: Record<string, { valid: boolean; run(services: Services): Promise<string> }> = {
+  disable: { valid: Boolean(email), run: async (s) => describe(await s.accounts.setDisabled(email!, true)) },
+  enable: { valid: Boolean(email), run: async (s) => describe(await s.accounts.setDisabled(email!, false)) },
+  role: { valid: Boolean(email) && (value === 'admin' || value === 'user'), run: async (s) => describe(await s.accounts.setRole(email!, value as 'admin' | 'user')) },
+  plan: { valid: Boolean(email) && isTierName(value), run: async (s) => describe(await s.plans.setPlanByEmail(email!, value as 'free')) },
+  plans: { valid: true, run: async (s) => (await s.plans.listPaid()).map(describe).join('\n') || 'every account is on the free plan' },
+};
+
+function describe(user: UserRecord): string {
+  const state = user.disabledAt ? `disabled at ${user.disabledAt.toISOString()}` : 'enabled';
+  return `${user.email}: ${state}, role ${user.role}, plan ${user.plan}`;
+}
+
+const chosen = commands[command ?? ''];
+if (!chosen?.valid) {
+  console.error(usage);
   process.exit(2);
 }
 try {
@@ -18,8 +39,7 @@ try {
   const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1' });
   const server = await startServer(config, createLogger('warn'));
   try {
-    const user = await server.services.accounts.setDisabled(email, command === 'disable');
-    console.log(`${user.email}: ${user.disabledAt ? `disabled at ${user.disabledAt.toISOString()}` : 'enabled'}`);
+    console.log(await chosen.run(server.services));
   } finally {
     await server.stop();
   }

@@ -21,6 +21,8 @@ export interface QuarryApp {
   api: OpenAPIBackend;
   /** Responses that did not match openapi.yaml (only recorded when VALIDATE_RESPONSES is on). */
   contractViolations: ContractViolation[];
+  /** From now on every response closes its connection (a stop: clients must not keep sending on kept-alive ones). */
+  drain(): void;
 }
 
 /**
@@ -34,6 +36,16 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   // Earlier entries are whatever the client sent, so they are never believed.
   const koa = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
   const contractViolations: ContractViolation[] = [];
+  let draining = false;
+  // Outermost: whatever answers, once the server stops, the answer ends its connection. A client reusing kept-alive
+  // connections would otherwise keep a stopping server busy forever (issue 23: SIGTERM under load).
+  koa.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      if (draining) ctx.set('Connection', 'close');
+    }
+  });
   koa.use(crossOrigin(config.corsOrigins, contractMethods()));
   if (config.responseBatching) koa.use(responseBatching());
   koa.use(requestHeaders());
@@ -44,5 +56,5 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   koa.use(jsonBody(config.bodyLimit));
   koa.use(dispatch(new ContractPipeline(api), services));
   koa.on('error', (error) => logger.debug({ err: error }, 'koa error event'));
-  return { koa, api, contractViolations };
+  return { koa, api, contractViolations, drain: () => void (draining = true) };
 }

@@ -22,6 +22,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Whatever a connected database or the store does, a stop ends: the supervisor gets its process back.
+    setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown took longer than SHUTDOWN_TIMEOUT_MS: exiting now');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     server.stop().then(
       () => process.exit(0),
       (error) => {

@@ -1,16 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type QuarryApp } from './app.js';
+import { closeWithin } from './connectors/deadline.js';
 import type { Config } from './config/config.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { releaseModels, setupModels } from './models/index.js';
 import { createRateLimitStore } from './rate-limit/index.js';
 import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
+import { RedisOutageLog } from './lib/redis-outage.js';
 import { verifyCredentialsKey } from './services/credentials-check.js';
 import { createServices, type Services } from './services/index.js';
 import { settingRepository } from './repositories/setting-repository.js';
 import { createMigrator } from './store/migrator.js';
 import { createSequelize } from './store/sequelize.js';
+
+/** How long a stop waits for running semantic index jobs to put themselves back in the queue. */
+const SEMANTIC_STOP_MS = 3000;
 
 export interface RunningServer {
   url: string;
@@ -34,16 +39,19 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   setupModels(sequelize);
   const migrator = createMigrator(sequelize);
   await migrator.up();
+  // Each Redis user reports here; an outage is logged once when it starts and once when it ends.
+  const redisOutages = new RedisOutageLog(logger);
   const rateLimitStore = createRateLimitStore({
     redisUrl: config.redisUrl ?? undefined,
-    onError: (error) => logger.warn({ err: error }, 'redis unreachable: rate limits fall back to this process'),
-    onRecover: () => logger.info('redis reachable again: rate limits are shared again'),
+    onError: (error) => redisOutages.lost('rate limits', error),
+    onRecover: () => redisOutages.regained('rate limits'),
   });
   await verifyCredentialsKey(settingRepository, config.credentialsKey);
   const bus = config.redisUrl
-    ? new RedisBus(config.redisUrl, (error) => logger.warn({ err: error }, 'redis invalidation channel error'))
+    ? new RedisBus(config.redisUrl, { lost: (error) => redisOutages.lost('invalidations', error), regained: () => redisOutages.regained('invalidations') })
     : new MemoryBus();
-  const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, now: options.now });
+  const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, redisOutages, now: options.now });
+  await services.sqliteFiles.adoptSharedFiles();
   services.usage.start();
   services.searchRecorder.start();
   services.retention.start();
@@ -62,17 +70,28 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     services,
     logger,
     async stop() {
+      // Every response from now on closes its connection; in-flight requests finish (each is bounded by its
+      // database's deadlines), and a response still being written at half the stop's budget (a slow client's
+      // export) is cut, so the rest of the stop has time to write what was recorded.
+      app.drain();
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        const cut = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs / 2);
+        cut.unref();
+        server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
         server.closeIdleConnections();
       });
       await services.usage.stop();
       await services.searchRecorder.stop();
       await services.search.close();
       await services.retention.stop();
-      await services.searchIndex.stop(); // before the pools and the store: running sync jobs are queued again
+      // Before the pools and the store: running sync jobs are queued again. A job whose database stopped answering
+      // is not waited for past SEMANTIC_STOP_MS (its heartbeat lapses, and the next process claims it).
+      await closeWithin(services.searchIndex.stop(), SEMANTIC_STOP_MS, () => logger.warn('index sync jobs did not stop in time; the next start takes them over'));
       await services.embeddings.close();
-      await services.pools.closeAll();
+      await services.pools.closeAll(); // each pool within CLOSE_GRACE_MS, whatever its server does
       await services.violations.drain();
       await rateLimitStore.close();
       await bus.close();

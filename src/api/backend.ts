@@ -4,6 +4,7 @@ import { AppError, notImplemented } from '../errors/app-error.js';
 import type { Services } from '../services/index.js';
 import { loadContract } from './contract.js';
 import { handlers } from '../handlers/index.js';
+import { assertMediaType } from './media-type.js';
 import { enforcePolicies } from './policies.js';
 import { securityHandlers, unauthorizedHandler } from './security.js';
 import type { HandlerEnv } from './types.js';
@@ -27,6 +28,16 @@ export function describeValidationErrors(errors: AjvErrorLike[]): { location: st
         : error.message ?? 'is invalid';
     return { location: location === 'requestBody' ? 'body' : location, path, message };
   });
+}
+
+/** The most problems one VALIDATION_ERROR describes (`details.omittedErrors` counts the rest). */
+export const MAX_VALIDATION_PROBLEMS = 20;
+
+const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'] as const;
+
+/** The methods a path takes, asked of openapi-backend's own router (for a 405's `Allow`). */
+export function allowedMethods(api: OpenAPIBackend, path: string): string[] {
+  return METHODS.filter((method) => api.router.matchOperation({ method, path, headers: {} }, false)).map((method) => method.toUpperCase());
 }
 
 /** How openapi-backend reads openapi.yaml and validates requests: shared with the benchmark's contract-only baseline. */
@@ -72,20 +83,28 @@ export async function createApiBackend(services: Services): Promise<OpenAPIBacke
         let endpoint = endpoints.get(operationId);
         if (!endpoint) endpoints.set(operationId, (endpoint = `${c.operation.method.toUpperCase()} ${c.operation.path}`));
         env.state.endpoint = endpoint;
+        assertMediaType(c);
       }
     },
     postSecurityHandler: enforcePolicies,
     unauthorizedHandler,
     validationFail: async (c: Context) => {
-      const errors = describeValidationErrors((c.validation.errors ?? []) as AjvErrorLike[]);
+      // At most MAX_VALIDATION_PROBLEMS are described: a body of 95,554 unknown fields made a 6.7 MB answer.
+      const found = (c.validation.errors ?? []) as AjvErrorLike[];
+      const errors = describeValidationErrors(found.slice(0, MAX_VALIDATION_PROBLEMS));
       const first = errors[0];
-      throw new AppError('VALIDATION_ERROR', `The request is invalid: ${first.location}${first.path === '/' ? '' : first.path} ${first.message}.`, { errors });
+      const omitted = found.length - errors.length;
+      throw new AppError('VALIDATION_ERROR', `The request is invalid: ${first.location}${first.path === '/' ? '' : first.path} ${first.message}.`, {
+        errors, ...(omitted > 0 && { omittedErrors: omitted }),
+      });
     },
     notFound: async () => {
       throw new AppError('ROUTE_NOT_FOUND', 'No such endpoint. See /openapi.yaml for the operations this API has.');
     },
     methodNotAllowed: async (c: Context) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${c.request.method.toUpperCase()} is not allowed on ${c.request.path}.`);
+      const allowed = allowedMethods(api, c.request.path);
+      throw new AppError('METHOD_NOT_ALLOWED', `${c.request.method.toUpperCase()} is not allowed on ${c.request.path}; it takes ${allowed.join(', ')}.`, { allowed })
+        .withHeaders({ Allow: allowed.join(', ') });
     },
     notImplemented: async (c: Context) => {
       throw notImplemented(c.operation.operationId ?? 'unknown');

@@ -16,6 +16,12 @@ export function keyOf(c: Context): KeyCaller {
   return caller;
 }
 
+/** The JWT caller when one was presented and valid (operations where a JWT is optional, e.g. management health). */
+export function optionalUserOf(c: Context): UserCaller | null {
+  const caller = c.security?.bearerJwt as UserCaller | { error: unknown } | undefined;
+  return caller && 'kind' in caller && caller.kind === 'user' ? caller : null;
+}
+
 /** The API-key caller when one was presented and valid (operations where a key is optional, e.g. health). */
 export function optionalKeyOf(c: Context): KeyCaller | null {
   const caller = c.security?.apiKey as KeyCaller | { error: unknown } | undefined;

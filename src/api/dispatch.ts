@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Context as KoaContext, Middleware } from 'koa';
 import { successBody } from '../http/envelope.js';
 import type { Services } from '../services/index.js';
@@ -19,6 +20,10 @@ class RequestEnv implements HandlerEnv {
 
   get ip(): string {
     return this.ctx.ip;
+  }
+
+  get rawBody(): Readable {
+    return this.ctx.req;
   }
 }
 
@@ -43,6 +48,7 @@ export function dispatch(pipeline: ContractPipeline, services: Services): Middle
       if (result.headers) ctx.set(result.headers);
       ctx.body = result.raw;
     } else {
+      if (result.headers) ctx.set(result.headers);
       ctx.body = successBody(result.data, state.requestId);
     }
   };

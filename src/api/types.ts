@@ -20,6 +20,8 @@ export type DataOf<O extends OperationId, S extends keyof operations[O]['respons
 export interface Reply {
   status: number;
   data: unknown;
+  /** Extra response headers (Cache-Control on answers that hold a secret). */
+  headers?: Record<string, string>;
 }
 
 /** What a handler returns for a non-JSON body (exports). */
@@ -71,11 +73,16 @@ export interface HandlerEnv {
   state: RequestState;
   requestId: string;
   ip: string;
+  /** The request body as it arrives, unread: for operations whose body is not JSON (uploadSqliteFile). */
+  readonly rawBody: Readable;
   /** Shortcut to state.keyCaller. */
   keyCaller?: KeyCaller;
 }
 
 export type OperationHandler = (c: Context, env: HandlerEnv) => Promise<Reply | RawReply>;
+
+/** An answer that holds a token or a secret key: no cache, browser or proxy may keep it (issue 23 item 8). */
+export const secretReply = (answer: Reply): Reply => ({ ...answer, headers: { 'Cache-Control': 'no-store' } });
 
 export const reply = <O extends OperationId, S extends keyof operations[O]['responses'] & number>(
   _operationId: O,

@@ -15,7 +15,6 @@ export interface Config {
   jwt: { secret: string; issuer: string; audience: string; accessTtl: number; refreshTtl: number; sessionMaxAge: number };
   apiKeyPepper: string;
   credentialsKey: Buffer;
-  adminEmails: string[];
   bodyLimit: number;
   logLevel: string;
   trustProxy: boolean;
@@ -23,11 +22,16 @@ export interface Config {
   sqliteDataDir: string;
   dbHostAllowlist: string[];
   dbAllowPrivateHosts: boolean;
+  /** Most connections held to one connected database server, and to all of them (issue 23 item 4). */
+  dbMaxConnectionsPerHost: number;
+  dbMaxConnections: number;
   rateLimitEnabled: boolean;
   searchTimeoutMs: number;
   /** Lifetime of cached search pages; 0 turns the result cache off. */
   searchCacheTtlMs: number;
   usageFlushMs: number;
+  /** A stop that takes longer than this ends the process anyway (issue 23 item 7). */
+  shutdownTimeoutMs: number;
   analyticsRetentionDays: number;
   /** Write the responses of one event-loop turn together (src/http/response-batching.ts). */
   responseBatching: boolean;
@@ -148,7 +152,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     apiKeyPepper: '',
     credentialsKey: Buffer.alloc(0),
-    adminEmails: list('ADMIN_EMAILS').map((email) => email.toLowerCase()),
     bodyLimit: int('BODY_LIMIT', 1_048_576, 1024, 104_857_600),
     logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     trustProxy: bool('TRUST_PROXY', false),
@@ -156,10 +159,13 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteDataDir: sqliteDir ? (isAbsolute(sqliteDir) ? sqliteDir : resolve(sqliteDir)) : resolve(dataDir, 'sqlite'),
     dbHostAllowlist: list('DB_HOST_ALLOWLIST'),
     dbAllowPrivateHosts: bool('DB_ALLOW_PRIVATE_HOSTS', nodeEnv !== 'production'),
+    dbMaxConnectionsPerHost: int('DB_MAX_CONNECTIONS_PER_HOST', 20, 1, 1000),
+    dbMaxConnections: int('DB_MAX_CONNECTIONS', 200, 1, 10_000),
     rateLimitEnabled: bool('RATE_LIMIT_ENABLED', true),
     searchTimeoutMs: int('SEARCH_TIMEOUT_MS', 5000, 100, 60_000),
     searchCacheTtlMs: int('SEARCH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     usageFlushMs: int('USAGE_FLUSH_MS', 1000, 50, 60_000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 1000, 600_000),
     analyticsRetentionDays: int('ANALYTICS_RETENTION_DAYS', 395, 1, 3650),
     responseBatching: bool('RESPONSE_BATCHING', true),
     validateResponses: bool('VALIDATE_RESPONSES', false),
@@ -173,6 +179,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
 
+  // An address in the environment made whoever registered it an admin (issue 23): roles are the operator's alone now.
+  // A retired setting, not a documented one: it is only looked for, so a deployment still setting it stops here.
+  if (env.ADMIN_EMAILS?.trim()) {
+    problems.push('ADMIN_EMAILS is no longer supported: it made whoever registered a listed address an admin. Unset it, check that each admin account is really yours, and run `npm run user -- role <email> admin` for each.');
+  }
   const jwtSecret = read('JWT_SECRET');
   if (jwtSecret !== undefined && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters.');
   const pepper = read('API_KEY_PEPPER');

@@ -6,6 +6,12 @@
 /** Extra time the server's own timeout gets before the client gives up on the connection. */
 export const CLIENT_GRACE_MS = 1000;
 
+/**
+ * How long a pool's orderly close (a goodbye to the server on each connection) may take before its sockets are
+ * destroyed: a server that stopped answering would otherwise hold a shutdown forever (issue 23 item 7).
+ */
+export const CLOSE_GRACE_MS = 2000;
+
 export class DeadlineExceeded extends Error {
   readonly code = 'ETIMEDOUT';
 }
@@ -37,4 +43,28 @@ export function withDeadline<T>(work: Promise<T>, ms: number, onExpire: () => vo
       },
     );
   });
+}
+
+/**
+ * Closes gracefully within `ms`; past it, `force` destroys what is left (the sockets) and the close counts as done.
+ * Never rejects: a pool that cannot say goodbye is closed all the same.
+ */
+export async function closeWithin(graceful: Promise<unknown>, ms: number, force: () => void): Promise<void> {
+  await withDeadline(graceful, ms, force).catch(() => undefined);
+}
+
+/** The sockets a pool opened, so a close that the server never answers can destroy them. */
+export class SocketSet {
+  private readonly sockets = new Set<import('node:net').Socket>();
+
+  add<S extends import('node:net').Socket>(socket: S): S {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+    return socket;
+  }
+
+  destroyAll(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
 }

@@ -28,7 +28,8 @@ export {
   type LookupAll,
   type ResolvedHost,
 } from './host-policy.js';
-export { resolveSqlitePath } from './sqlite-path.js';
+export { resolveSqlitePath, userSqliteDir } from './sqlite-path.js';
+export { sqliteFileProblem } from './sqlite-file.js';
 export { assertReadOnlySql } from './read-only-guard.js';
 export { createExecutor, DEFAULT_PORTS, DIALECTS, type ExecutorOptions } from './executor.js';
 export { describeServerVersion, testConnection, testExecutor, type ConnectionTestResult } from './connection-test.js';

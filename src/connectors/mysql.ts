@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import mysql from 'mysql2/promise';
-import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
+import { CLIENT_GRACE_MS, CLOSE_GRACE_MS, closeWithin, SocketSet, withDeadline } from './deadline.js';
 import { poolClosedError, toConnectorError } from './errors.js';
 import type { ResolvedHost } from './host-policy.js';
 import { assertReadOnlySql } from './read-only-guard.js';
@@ -36,12 +36,13 @@ export function createMysqlExecutor(
   target: ResolvedHost,
   options: PoolOptions,
 ): PooledExecutor {
+  const sockets = new SocketSet();
   const pool = mysql.createPool({
     // `host` only names the server for TLS; the socket goes to the address the host policy checked.
     host: target.servername ?? target.address,
     port: target.port,
     stream: () => {
-      const socket = net.connect({ host: target.address, port: target.port });
+      const socket = sockets.add(net.connect({ host: target.address, port: target.port }));
       socket.setNoDelay(true);
       return socket;
     },
@@ -151,10 +152,11 @@ export function createMysqlExecutor(
       };
     },
 
+    /** Says goodbye to the server on every connection; one that does not answer within CLOSE_GRACE_MS is cut. */
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await pool.end();
+      await closeWithin(pool.end(), CLOSE_GRACE_MS, () => sockets.destroyAll());
     },
   };
 }

@@ -4,7 +4,8 @@
  * protocol (which refuses a second statement in the text).
  */
 import pg from 'pg';
-import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
+import net from 'node:net';
+import { CLIENT_GRACE_MS, CLOSE_GRACE_MS, closeWithin, SocketSet, withDeadline } from './deadline.js';
 import { poolClosedError, toConnectorError } from './errors.js';
 import type { ResolvedHost } from './host-policy.js';
 import { queryInReadOnlyTransaction } from './postgres-pipeline.js';
@@ -25,7 +26,10 @@ export function createPostgresExecutor(
   target: ResolvedHost,
   options: PoolOptions,
 ): PooledExecutor {
+  const sockets = new SocketSet();
   const pool = new pg.Pool({
+    // pg connects the socket it is given (and wraps it in TLS when ssl is on); kept, so a hung server can be cut off.
+    stream: () => sockets.add(new net.Socket()),
     host: target.address,
     port: target.port,
     database: settings.database,
@@ -116,10 +120,11 @@ export function createPostgresExecutor(
       };
     },
 
+    /** Ends every connection; one the server does not let go of within CLOSE_GRACE_MS is cut. */
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await pool.end();
+      await closeWithin(pool.end(), CLOSE_GRACE_MS, () => sockets.destroyAll());
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
- * SQLite connections name a file relative to the server's `SQLITE_DATA_DIR` (createDatabase). A user must never
- * reach a file outside it: not by an absolute path, not by `..`, not by a symlink inside the directory that points
- * out of it. Quarry's own store must not live in that directory.
+ * SQLite connections name a file relative to their owner's own folder, `<SQLITE_DATA_DIR>/<userId>/` (createDatabase,
+ * uploadSqliteFile). A user must never reach a file outside it: not another user's folder, not by an absolute path,
+ * not by `..`, not by a symlink that points out of it, not a hidden file (uploads in progress are hidden). Errors
+ * name no path, so they never tell whether a file exists anywhere but in the caller's own folder. Quarry's own
+ * store must not live in that directory.
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,9 +17,19 @@ function notAllowed(reason: string): ConnectorError {
   );
 }
 
+/** The folder of one user's SQLite files; user ids are generated (`usr_...`), never chosen, but checked anyway. */
+export function userSqliteDir(root: string, userId: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(userId)) throw new Error(`not a user id: ${JSON.stringify(userId)}`);
+  return path.join(root, userId);
+}
+
 function isInside(dir: string, candidate: string): boolean {
   const rel = path.relative(dir, candidate);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+function missing(): ConnectorError {
+  return new ConnectorError('DATABASE_NOT_FOUND', 'The SQLite file does not exist in your folder: upload it with PUT /api/v1/databases/sqlite-files/{fileName}.', { engine: 'sqlite' });
 }
 
 /**
@@ -39,15 +51,14 @@ export async function resolveSqlitePath(relativePath: string, dataDir: string | 
     throw notAllowed('absolute');
   }
   if (relativePath.split('/').some((segment) => segment === '..')) throw notAllowed('escapes');
+  if (relativePath.split('/').some((segment) => segment.startsWith('.') && segment !== '.')) throw notAllowed('hidden');
 
   let root: string;
   try {
     root = await realpath(dataDir);
   } catch {
-    throw new ConnectorError('SQLITE_PATH_NOT_ALLOWED', 'SQLite connections are not enabled on this server.', {
-      engine: 'sqlite',
-      reason: 'disabled',
-    });
+    // The owner has no folder yet: nothing was ever uploaded for them, so the file does not exist.
+    throw missing();
   }
   const candidate = path.resolve(root, relativePath);
   if (!isInside(root, candidate)) throw notAllowed('escapes');
@@ -56,9 +67,7 @@ export async function resolveSqlitePath(relativePath: string, dataDir: string | 
   try {
     real = await realpath(candidate);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new ConnectorError('DATABASE_NOT_FOUND', 'The SQLite file does not exist.', { engine: 'sqlite' });
-    }
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw missing();
     throw notAllowed('unreadable');
   }
   if (!isInside(root, real)) throw notAllowed('symlink_escapes');

@@ -7,6 +7,22 @@ export async function createDatabase(c: Context, { services }: HandlerEnv): Prom
   return reply('createDatabase', 201, await services.databases.create(userOf(c), c.request.requestBody as BodyOf<'createDatabase'>));
 }
 
+export async function uploadSqliteFile(c: Context, { services, rawBody }: HandlerEnv): Promise<Reply> {
+  const { fileName } = c.request.params as PathOf<'uploadSqliteFile'>;
+  const length = Number(c.request.headers['content-length']);
+  const { created, data } = await services.sqliteFiles.upload(userOf(c), fileName, rawBody, Number.isFinite(length) ? length : null);
+  return created ? reply('uploadSqliteFile', 201, data) : reply('uploadSqliteFile', 200, data);
+}
+
+export async function listSqliteFiles(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  return reply('listSqliteFiles', 200, await services.sqliteFiles.list(userOf(c)));
+}
+
+export async function deleteSqliteFile(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  const { fileName } = c.request.params as PathOf<'deleteSqliteFile'>;
+  return reply('deleteSqliteFile', 200, await services.sqliteFiles.remove(userOf(c), fileName));
+}
+
 export async function listDatabases(c: Context, { services }: HandlerEnv): Promise<Reply> {
   const { environment } = c.request.query as QueryOf<'listDatabases'>;
   return reply('listDatabases', 200, await services.databases.list(userOf(c), environment));

@@ -1,10 +1,10 @@
 /** Keys tag. */
 import type { Context } from 'openapi-backend';
 import { userOf } from '../api/callers.js';
-import { reply, type BodyOf, type HandlerEnv, type PathOf, type QueryOf, type Reply } from '../api/types.js';
+import { reply, secretReply, type BodyOf, type HandlerEnv, type PathOf, type QueryOf, type Reply } from '../api/types.js';
 
 export async function createApiKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
-  return reply('createApiKey', 201, await services.apiKeys.create(userOf(c), c.request.requestBody as BodyOf<'createApiKey'>));
+  return secretReply(reply('createApiKey', 201, await services.apiKeys.create(userOf(c), c.request.requestBody as BodyOf<'createApiKey'>)));
 }
 
 export async function createPublishableKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
@@ -27,7 +27,7 @@ export async function revokeApiKey(c: Context, { services }: HandlerEnv): Promis
 
 export async function regenerateApiKey(c: Context, { services }: HandlerEnv): Promise<Reply> {
   const { keyId } = c.request.params as PathOf<'regenerateApiKey'>;
-  return reply('regenerateApiKey', 200, await services.apiKeys.regenerate(userOf(c), keyId));
+  return secretReply(reply('regenerateApiKey', 200, await services.apiKeys.regenerate(userOf(c), keyId)));
 }
 
 export async function getApiKeyUsage(c: Context, { services }: HandlerEnv): Promise<Reply> {

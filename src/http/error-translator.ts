@@ -1,11 +1,24 @@
 import type { Middleware } from 'koa';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../lib/logger.js';
+import { isStoreUnavailable } from '../store/failures.js';
 import { errorBody } from './envelope.js';
 
-/** Anything that is not an AppError is a bug or an outage: the client learns only that, the log learns the rest. */
+/** How long a client should wait before trying again while the store is unavailable (seconds). */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Anything that is not an AppError is an outage or a bug. Quarry's store being down, out of connections or busy is
+ * 503 STORE_UNAVAILABLE with Retry-After (issue 23 item 6): the request can succeed later as it is. Anything else is
+ * 500. The client learns only that, the log learns the rest.
+ */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isStoreUnavailable(error)) {
+    return new AppError('STORE_UNAVAILABLE', `The service cannot reach its data store right now. Try again in ${STORE_RETRY_AFTER_SECONDS} seconds.`, {
+      retryAfter: STORE_RETRY_AFTER_SECONDS,
+    }).withHeaders({ 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) });
+  }
   return new AppError('INTERNAL_ERROR', 'Something went wrong on our side. Quote the request id to support.');
 }
 

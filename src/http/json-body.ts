@@ -3,8 +3,10 @@ import type { Middleware } from 'koa';
 import { AppError } from '../errors/app-error.js';
 
 /**
- * Accepts JSON bodies only: a body of another type is 415, malformed JSON and oversized bodies are thrown
- * to the error translator. Body-less POSTs (logout, regenerate) pass.
+ * Parses JSON bodies: malformed JSON and oversized bodies are thrown to the error translator. Body-less POSTs
+ * (logout, regenerate) pass. An `application/octet-stream` body is left unread for the one operation that takes
+ * it (uploadSqliteFile reads it as a stream, within its own limits); whether the routed operation accepts the
+ * body's type at all is checked after routing (api/media-type.ts). Any other type is 415.
  */
 export function jsonBody(limitBytes: number): Middleware {
   const parse = bodyParser({
@@ -30,6 +32,10 @@ export function jsonBody(limitBytes: number): Middleware {
     const length = Number(headers['content-length'] || 0);
     const hasBody = length > 0 || Boolean(headers['transfer-encoding']);
     // The exact type every client sends needs no parsing; anything else (parameters, +json types) asks type-is.
+    if (hasBody && headers['content-type'] !== 'application/json' && ctx.is('application/octet-stream')) {
+      (ctx.request as { body?: unknown }).body = undefined;
+      return next();
+    }
     if (hasBody && headers['content-type'] !== 'application/json' && !ctx.is('application/json')) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: headers['content-type'] || null });
     }

@@ -4,7 +4,10 @@ import { createRequestState } from '../api/types.js';
 
 const wellFormed = /^[A-Za-z0-9._-]{1,64}$/;
 
-/** Gives every request an id (the caller's, if well formed), echoes it in X-Request-Id, and starts its state. */
+/**
+ * Gives every request an id (the caller's, if well formed), echoes it in X-Request-Id, and starts its state. Every
+ * response also says `X-Content-Type-Options: nosniff`.
+ */
 export function requestId(): Middleware {
   return async (ctx, next) => {
     // Header names are lower case (request-headers.ts); reading them directly spares ctx.get's lower-casing.
@@ -12,6 +15,8 @@ export function requestId(): Middleware {
     const id = typeof incoming === 'string' && wellFormed.test(incoming) ? incoming : randomUUID();
     ctx.state = createRequestState(id);
     ctx.set('x-request-id', id); // lower case: see LimitsService.setHeaders
+    // No response may be sniffed into another type (a JSON error holding user input rendered as HTML).
+    ctx.set('x-content-type-options', 'nosniff');
     await next();
   };
 }

@@ -25,25 +25,35 @@ export class MemoryBus implements InvalidationBus {
   async close(): Promise<void> {}
 }
 
+/** Told when a Redis user loses Redis and when it has it again (RedisOutageLog), so an outage is reported once. */
+export interface RedisHealthSink {
+  lost(error: unknown): void;
+  regained(): void;
+}
+
 /** Redis pub/sub; the local handlers also run at once, so this process never waits for its own message. */
 export class RedisBus implements InvalidationBus {
   private readonly local = new MemoryBus();
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly channelPrefix = 'quarry:invalidate:';
+  private readonly ready = new Set<Redis>();
 
-  constructor(url: string, private readonly onError: (error: Error) => void) {
+  constructor(url: string, private readonly health: RedisHealthSink) {
     const options = { maxRetriesPerRequest: 0, connectTimeout: 1000, enableOfflineQueue: false, lazyConnect: false };
     this.publisher = new Redis(url, options);
     this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
-    // One report per outage: ioredis retries in the background and would otherwise log every attempt.
-    let reported = false;
+    // ioredis retries in the background and reports every attempt: the health sink turns that into one outage.
     for (const client of [this.publisher, this.subscriber]) {
       client.on('error', (error) => {
-        if (!reported) this.onError(error);
-        reported = true;
+        this.ready.delete(client);
+        this.health.lost(error);
       });
-      client.on('ready', () => (reported = false));
+      client.on('close', () => this.ready.delete(client));
+      client.on('ready', () => {
+        this.ready.add(client);
+        if (this.ready.size === 2) this.health.regained();
+      });
     }
     this.subscriber.on('message', (channel: string, message: string) => {
       // Messages this process sent were already handled locally; handling them twice is harmless.
@@ -53,12 +63,13 @@ export class RedisBus implements InvalidationBus {
 
   publish(topic: string, id: string): void {
     this.local.publish(topic, id);
-    this.publisher.publish(this.channelPrefix + topic, id).catch((error: Error) => this.onError(error));
+    // While Redis is away a publish fails at once (no offline queue): the outage is already reported.
+    this.publisher.publish(this.channelPrefix + topic, id).catch((error: Error) => this.health.lost(error));
   }
 
   subscribe(topic: string, handler: (id: string) => void): void {
     this.local.subscribe(topic, handler);
-    this.subscriber.subscribe(this.channelPrefix + topic).catch((error: Error) => this.onError(error));
+    this.subscriber.subscribe(this.channelPrefix + topic).catch((error: Error) => this.health.lost(error));
   }
 
   async close(): Promise<void> {

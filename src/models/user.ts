@@ -6,6 +6,8 @@ export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAt
   declare name: string;
   declare passwordHash: string;
   declare role: CreationOptional<'user' | 'admin'>;
+  /** The tiers this account may use (set by the operator or an admin, never by the account itself). */
+  declare plan: CreationOptional<'free' | 'pro' | 'enterprise'>;
   declare disabledAt: Date | null;
   declare lastActiveAt: Date;
   declare createdAt: CreationOptional<Date>;
@@ -19,6 +21,7 @@ export class UserModel extends Model<InferAttributes<UserModel>, InferCreationAt
         name: { type: DataTypes.STRING(100), allowNull: false },
         passwordHash: { type: DataTypes.STRING(255), allowNull: false },
         role: { type: DataTypes.STRING(16), allowNull: false, defaultValue: 'user' },
+        plan: { type: DataTypes.STRING(16), allowNull: false, defaultValue: 'free' },
         disabledAt: { type: DataTypes.DATE, allowNull: true },
         lastActiveAt: { type: DataTypes.DATE, allowNull: false },
         createdAt: DataTypes.DATE,

@@ -69,13 +69,6 @@ export const apiKeyRepository = {
     );
   },
 
-  async bestActiveTier(userId: string): Promise<ApiKeyRecord['tier'] | null> {
-    const keys = await ApiKeyModel.findAll({ where: { userId, revokedAt: null }, attributes: ['tier'] });
-    const order = ['free', 'pro', 'enterprise'] as const;
-    let best = -1;
-    for (const key of keys) best = Math.max(best, order.indexOf(key.tier));
-    return best < 0 ? null : order[best];
-  },
 };
 
 export type ApiKeyRepository = typeof apiKeyRepository;

@@ -32,6 +32,12 @@ export const databaseConnectionRepository = {
     return rows.map((row) => row.get({ plain: true }));
   },
 
+  /** Every connection of one engine, of every user (SQLite files are adopted into their owners' folders at start). */
+  async listByEngine(engine: DatabaseConnectionRecord['engine']): Promise<DatabaseConnectionRecord[]> {
+    const rows = await DatabaseConnectionModel.findAll({ where: { engine }, order: [['createdAt', 'ASC'], ['id', 'ASC']] });
+    return rows.map((row) => row.get({ plain: true }));
+  },
+
   async countOwned(userId: string): Promise<number> {
     return DatabaseConnectionModel.count({ where: { userId } });
   },

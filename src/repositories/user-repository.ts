@@ -22,6 +22,8 @@ export const userRepository = {
   },
 
   async findById(id: string): Promise<UserRecord | null> {
+    // Ids never hold NUL, and a NUL breaks the store's query (SQLite cuts the SQL text, PostgreSQL refuses 0x00).
+    if (id.includes('\0')) return null;
     return plain(await UserModel.findByPk(id));
   },
 
@@ -39,6 +41,12 @@ export const userRepository = {
       throw error;
     }
     return this.findById(id);
+  },
+
+  /** Accounts on a plan above free, oldest first (the operator's review of paid plans). */
+  async listPaidPlans(): Promise<UserRecord[]> {
+    const rows = await UserModel.findAll({ where: { plan: { [Op.ne]: 'free' } }, order: [['createdAt', 'ASC'], ['id', 'ASC']] });
+    return rows.map((row) => row.get({ plain: true }));
   },
 
   async touch(id: string, at: Date): Promise<void> {

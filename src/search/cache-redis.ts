@@ -5,6 +5,7 @@
  * absent Redis is a cache miss.
  */
 import { Redis } from 'ioredis';
+import type { RedisHealthSink } from '../lib/invalidation-bus.js';
 import type { ResultCache } from './cache.js';
 
 export const DEFAULT_CACHE_PREFIX = 'quarry:search:';
@@ -17,7 +18,7 @@ export class RedisResultCache implements ResultCache {
     url: string,
     private readonly ttlMs: number,
     private readonly prefix = DEFAULT_CACHE_PREFIX,
-    private readonly onError: (error: unknown) => void = () => undefined,
+    private readonly health: RedisHealthSink = { lost: () => undefined, regained: () => undefined },
   ) {
     this.client = new Redis(url, {
       commandTimeout: 250,
@@ -26,12 +27,8 @@ export class RedisResultCache implements ResultCache {
       connectTimeout: 1_000,
       retryStrategy: (times: number) => Math.min(times * 100, 1_000),
     });
-    let reported = false;
-    this.client.on('error', (error: Error) => {
-      if (!reported) this.onError(error);
-      reported = true;
-    });
-    this.client.on('ready', () => (reported = false));
+    this.client.on('error', (error: Error) => this.health.lost(error));
+    this.client.on('ready', () => this.health.regained());
   }
 
   /** Resolves once connected (commands sent before are misses: nothing waits for Redis). */
@@ -67,7 +64,7 @@ export class RedisResultCache implements ResultCache {
       const entries = await this.client.smembers(set);
       await this.client.del(set, ...entries);
     } catch (error) {
-      this.onError(error);
+      this.health.lost(error);
     }
   }
 

@@ -14,9 +14,8 @@ export interface AccountsDeps {
   users: UserRepository;
   sessions: SessionRepository;
   tokens: TokenService;
-  adminEmails: string[];
   sessionMaxAgeSeconds: number;
-  /** Told when an account changes in a way cached credentials must see (disabled). */
+  /** Told when an account changes in a way cached credentials must see (disabled, role). */
   onUserChanged(userId: string): void;
   /** Ids of the user's database connections, for `User.connectedDatabases`. */
   connectedDatabaseIds(userId: string): Promise<string[]>;
@@ -35,8 +34,9 @@ function weakPassword(problem: string, field: string): AppError {
 export class AccountsService {
   constructor(private readonly deps: AccountsDeps) {}
 
-  roleOf(user: Pick<UserRecord, 'email' | 'role'>): 'user' | 'admin' {
-    return this.deps.adminEmails.includes(user.email) ? 'admin' : (user.role ?? 'user');
+  /** The stored role: only the operator changes it (setRole); no address, field or request grants it. */
+  roleOf(user: Pick<UserRecord, 'role'>): 'user' | 'admin' {
+    return user.role === 'admin' ? 'admin' : 'user';
   }
 
   async toUser(user: UserRecord): Promise<User> {
@@ -45,6 +45,7 @@ export class AccountsService {
       email: user.email,
       name: user.name,
       role: this.roleOf(user),
+      plan: user.plan ?? 'free',
       connectedDatabases: await this.deps.connectedDatabaseIds(user.id),
       createdAt: user.createdAt.toISOString(),
       lastActive: user.lastActiveAt.toISOString(),
@@ -119,13 +120,24 @@ export class AccountsService {
     return { user: await this.toUser(caller.user) };
   }
 
-  /** updateProfile: only name and email; the contract rejects every other field, role included. */
-  async updateProfile(caller: UserCaller, changes: { name?: string; email?: string }): Promise<{ user: User }> {
+  /**
+   * updateProfile: only name and email; the contract rejects every other field, role included. A new email needs
+   * the current password: a stolen access token alone must not be able to take the account over by its email.
+   */
+  async updateProfile(caller: UserCaller, changes: { name?: string; email?: string; currentPassword?: string }): Promise<{ user: User }> {
     const update: { name?: string; email?: string } = {};
     if (changes.name !== undefined) update.name = changes.name.trim();
     if (update.name === '') throw new AppError('VALIDATION_ERROR', 'The request is invalid: body/name must not be blank.', { errors: [{ location: 'body', path: '/name', message: 'must not be blank' }] });
-    if (changes.email !== undefined) {
+    if (changes.email !== undefined && changes.email.trim().toLowerCase() !== caller.user.email) {
       update.email = changes.email.trim().toLowerCase();
+      if (changes.currentPassword === undefined) {
+        throw new AppError('VALIDATION_ERROR', 'The request is invalid: body/currentPassword is required to change the email.', {
+          errors: [{ location: 'body', path: '/currentPassword', message: 'is required to change the email' }],
+        });
+      }
+      if (!(await verifyPassword(changes.currentPassword, caller.user.passwordHash))) {
+        throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong.');
+      }
       const existing = await this.deps.users.findByEmail(update.email);
       if (existing && existing.id !== caller.user.id) throw emailTaken();
     }
@@ -160,6 +172,18 @@ export class AccountsService {
     if (!user) throw new AppError('NOT_FOUND', `No account with the email ${email}.`, { resource: 'user' });
     const updated = await this.deps.users.update(user.id, { disabledAt: disabled ? new Date() : null });
     if (disabled) await this.deps.sessions.endAllForUser(user.id, new Date());
+    this.deps.onUserChanged(user.id);
+    return updated!;
+  }
+
+  /**
+   * Makes an account an admin or a user again (operator command `npm run user -- role <email> admin|user`). The
+   * only way a role changes: the API has no operation for it.
+   */
+  async setRole(email: string, role: 'user' | 'admin'): Promise<UserRecord> {
+    const user = await this.deps.users.findByEmail(email.trim().toLowerCase());
+    if (!user) throw new AppError('NOT_FOUND', `No account with the email ${email}.`, { resource: 'user' });
+    const updated = await this.deps.users.update(user.id, { role });
     this.deps.onUserChanged(user.id);
     return updated!;
   }

@@ -2,12 +2,12 @@ import { PassThrough, Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import type { operations } from '../../generated/openapi.js';
 import { AppError, validationError } from '../errors/app-error.js';
-import type { ApiKeyRepository } from '../repositories/api-key-repository.js';
 import type { ExportedSearch, SearchFilter, SearchRecordRepository } from '../repositories/search-record-repository.js';
 import type { SearchStatsRepository } from '../repositories/search-stats-repository.js';
 import { resolveRange } from './analytics-range.js';
 import { fillBuckets, round1 } from './analytics-service.js';
 import type { UserCaller } from './callers.js';
+import type { PlanService } from './plan-service.js';
 
 type ExportQuery = NonNullable<operations['exportAnalytics']['parameters']['query']>;
 type Cell = string | number | Date;
@@ -33,7 +33,7 @@ export interface ExportFile {
 export interface AnalyticsExportDeps {
   records: Pick<SearchRecordRepository, 'iterate'>;
   stats: Pick<SearchStatsRepository, 'byBucket'>;
-  keys: Pick<ApiKeyRepository, 'bestActiveTier'>;
+  plans: Pick<PlanService, 'planOf'>;
   upgradeUrl: string;
   flushPending(): Promise<void>;
   now(): number;
@@ -41,14 +41,14 @@ export interface AnalyticsExportDeps {
 
 /**
  * exportAnalytics: the caller's searches as CSV, JSON or XLSX, streamed. Raw rows are read in keyset batches and
- * written as they come, so no export is ever held whole in memory. Only the enterprise tier (the caller's best
- * active key) has exports (spec: Limits, Tiers).
+ * written as they come, so no export is ever held whole in memory. Only the enterprise plan (the caller's
+ * account plan) has exports (spec: Limits, Tiers).
  */
 export class AnalyticsExporter {
   constructor(private readonly deps: AnalyticsExportDeps) {}
 
   async export(caller: UserCaller, query: ExportQuery): Promise<ExportFile> {
-    const tier = (await this.deps.keys.bestActiveTier(caller.user.id)) ?? 'free';
+    const tier = await this.deps.plans.planOf(caller.user.id);
     if (tier !== 'enterprise') {
       throw new AppError('FEATURE_NOT_IN_TIER', `Analytics exports are part of the enterprise tier; your tier is ${tier}.`, {
         tier,
@@ -111,9 +111,17 @@ const rawRow = (record: ExportedSearch): Row => ({
 const pick = (row: Row, columns: string[]): Row => Object.fromEntries(columns.map((column) => [column, row[column]!]));
 const text = (cell: Cell) => (cell instanceof Date ? cell.toISOString() : cell);
 
-/** RFC 4180: a field with a comma, quote or line break (or edge spaces) is quoted, quotes doubled. */
+/** What a spreadsheet reads as the start of a formula (OWASP "CSV injection"): `=`, `+`, `-`, `@`, tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180: a field with a comma, quote or line break (or edge spaces) is quoted, quotes doubled. A text cell that
+ * a spreadsheet would run as a formula (a searched `=HYPERLINK(...)`) is written with a leading `'`, which makes it
+ * text: the export never carries a formula (issue 23 item 8). Numbers and dates are written as they are.
+ */
 export function csvField(cell: Cell): string {
-  const value = String(text(cell));
+  const raw = String(text(cell));
+  const value = typeof cell === 'string' && FORMULA_START.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 

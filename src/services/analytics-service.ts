@@ -1,12 +1,12 @@
 import type { components } from '../../generated/openapi.js';
 import { TIERS } from '../rate-limit/tiers.js';
-import type { ApiKeyRepository } from '../repositories/api-key-repository.js';
 import type { DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
 import type { SearchFilter } from '../repositories/search-record-repository.js';
 import type { BucketStats, QueryStats, SearchStatsRepository } from '../repositories/search-stats-repository.js';
 import { bucketRange } from '../repositories/time-buckets.js';
 import { resolveRange, type AnalyticsRange, type RangeQuery } from './analytics-range.js';
 import type { UserCaller } from './callers.js';
+import type { PlanService } from './plan-service.js';
 import { findCachedTable } from './fulltext-statements.js';
 import { buildInsights, type InsightFacts, type UnindexedDatabaseFacts } from './insights.js';
 
@@ -25,7 +25,7 @@ const TOP = { queries: 5, categories: 5, popular: 20, slowest: 10, insightQuerie
 export interface AnalyticsDeps {
   stats: SearchStatsRepository;
   connections: Pick<DatabaseConnectionRepository, 'findOwned'>;
-  keys: Pick<ApiKeyRepository, 'bestActiveTier'>;
+  plans: Pick<PlanService, 'planOf'>;
   /** Writes buffered search records, so a figure includes the caller's latest searches. */
   flushPending(): Promise<void>;
   now(): number;
@@ -133,20 +133,19 @@ export class AnalyticsService {
   private async facts(caller: UserCaller, range: AnalyticsRange, filter: SearchFilter): Promise<InsightFacts & { topQueryStats: QueryStats[] }> {
     const stats = this.deps.stats;
     const previous: SearchFilter = { userId: filter.userId, from: range.previous.from, to: range.previous.to };
-    const [totals, previousTotals, queries, topTables, unindexed, peakHour, tier] = await Promise.all([
+    const [totals, previousTotals, queries, topTables, unindexed, peakHour, tierName] = await Promise.all([
       stats.totals(filter),
       stats.totals(previous),
       stats.queryFacts(filter, range.previous.from, TOP.trendPool, TOP.insightQueries),
       stats.tableCounts(filter),
       this.unindexed(caller, filter),
       stats.peakHour(filter),
-      this.deps.keys.bestActiveTier(caller.user.id),
+      this.deps.plans.planOf(caller.user.id),
     ]);
     const [p95Ms, slowTables] = await Promise.all([
       totals.searches > 0 ? stats.responseTimePercentile(filter, 95) : Promise.resolve(0),
       totals.slow > 0 ? stats.tableCounts(filter, 'slow') : Promise.resolve([]),
     ]);
-    const tierName = tier ?? 'free';
     return {
       now: new Date(this.deps.now()),
       range,

@@ -8,6 +8,7 @@ import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secret
 import type { KeyCaller, UserCaller } from './callers.js';
 import { KeyCache } from './key-cache.js';
 import { PUBLISHABLE_PERMISSIONS, publishableRestrictions, requestsPerIp } from './publishable-keys.js';
+import { isAbovePlan, planOfUser, type PlanService } from './plan-service.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type NewApiKeyView = components['schemas']['NewApiKey'];
@@ -30,17 +31,14 @@ export interface ApiKeyDeps {
   connections: Pick<DatabaseConnectionRepository, 'findOwned'>;
   pepper: string;
   cache: KeyCache;
+  /** A key's tier may be at most its account's plan. */
+  plans: Pick<PlanService, 'assertTierAllowed'>;
   now?: () => Date;
 }
 
 /** `admin` implies every permission (spec: Permission scopes). */
 export function hasPermission(key: Pick<ApiKeyRecord, 'permissions'>, needed: Permission): boolean {
   return key.permissions.includes(needed) || key.permissions.includes('admin');
-}
-
-/** The tier a key gets when `requested` (absent: free). Every key, secret or publishable, gets its tier here. */
-export function grantedTier(_caller: UserCaller, requested: Tier | undefined): Tier {
-  return requested ?? 'free';
 }
 
 /** A publishable key's value and restrictions, as listed; nothing for a secret key. */
@@ -121,13 +119,13 @@ export class ApiKeyService {
     }
   }
 
-  /** createApiKey */
+  /** createApiKey: a tier above the account's plan is 403 TIER_ABOVE_PLAN. */
   async create(caller: UserCaller, input: CreateKeyRequest): Promise<CreatedKey> {
     return this.mintSecretKey(caller.user.id, {
       name: input.name.trim() || 'Unnamed key',
       environment: input.environment ?? 'test',
       permissions: input.permissions ?? ['search'],
-      tier: grantedTier(caller, input.rateLimitTier),
+      tier: await this.grantedTier(caller, input.rateLimitTier),
       expiresAt: input.expiresAt ?? null,
     });
   }
@@ -141,7 +139,7 @@ export class ApiKeyService {
       name: input.name.trim() || 'Unnamed key',
       environment,
       permissions: PUBLISHABLE_PERMISSIONS,
-      tier: grantedTier(caller, input.rateLimitTier),
+      tier: await this.grantedTier(caller, input.rateLimitTier),
       customLimits: null,
       expiresAt: parseExpiry(input.expiresAt, this.now()) ?? null,
       ...restrictions,
@@ -155,7 +153,7 @@ export class ApiKeyService {
     return { apiKeys: keys.map(toApiKey), total: keys.length };
   }
 
-  /** updateApiKey */
+  /** updateApiKey: a tier above the account's plan is 403 TIER_ABOVE_PLAN. */
   async update(caller: UserCaller, keyId: string, input: UpdateKeyRequest): Promise<{ apiKey: ApiKey }> {
     const key = await this.owned(caller, keyId);
     if (key.revokedAt) throw new AppError('CONFLICT', 'This key is revoked and can no longer be changed.', { keyId });
@@ -172,7 +170,7 @@ export class ApiKeyService {
       : {};
     const updated = await this.deps.keys.update(key.id, {
       ...(common.name !== undefined && { name: common.name.trim() || key.name }),
-      ...(common.rateLimitTier !== undefined && { tier: grantedTier(caller, common.rateLimitTier) }),
+      ...(common.rateLimitTier !== undefined && { tier: await this.grantedTier(caller, common.rateLimitTier) }),
       ...(common.permissions !== undefined && { permissions: common.permissions }),
       ...(common.expiresAt !== undefined && { expiresAt: parseExpiry(common.expiresAt, this.now()) ?? null }),
       ...restrictions,
@@ -244,8 +242,11 @@ export class ApiKeyService {
     }
     const user = cached?.user ?? (await this.deps.users.findById(key.userId));
     if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix());
-    if (!cached) this.deps.cache.set(parsed.publicId, key, user, readAt, token);
-    return { kind: 'key', key, user };
+    if (cached) return { kind: 'key', key, user };
+    // A key made before its account's plan was lowered (or before plans existed) acts at the plan's tier.
+    const effective = isAbovePlan(key.tier, planOfUser(user)) ? { ...key, tier: planOfUser(user) } : key;
+    this.deps.cache.set(parsed.publicId, effective, user, readAt, token);
+    return { kind: 'key', key: effective, user };
   }
 
   private async mintSecretKey(
@@ -267,6 +268,16 @@ export class ApiKeyService {
   }
 
   /** Stores a new key of `kind`; `value` is the key itself, to be shown to the caller. */
+  /**
+   * The tier a key gets when `requested` (absent: free): at most the account's plan, else 403 TIER_ABOVE_PLAN.
+   * Every key, secret or publishable, created or updated, gets its tier here.
+   */
+  private async grantedTier(caller: UserCaller, requested: Tier | undefined): Promise<Tier> {
+    const tier = requested ?? 'free';
+    await this.deps.plans.assertTierAllowed(caller.user.id, tier);
+    return tier;
+  }
+
   private async mint(kind: KeyKind, settings: Omit<NewApiKey, 'id' | 'publicId' | 'secretHash' | 'kind' | 'publishableKey'>): Promise<{ key: ApiKeyRecord; value: string }> {
     const { secret, publicId } = mintSecret(settings.environment, kind);
     return { key: await this.deps.keys.create({ ...settings, ...this.newKey(kind, secret, publicId) }), value: secret };

@@ -1,15 +1,15 @@
 import type { components } from '../../generated/openapi.js';
 import {
-  ConnectorError, discoverSchema, isConnectorError, isPolicyError, resolveSqlitePath, testConnection, testExecutor,
+  ConnectorError, discoverSchema, isConnectorError, isPolicyError, resolveSqlitePath, testConnection, testExecutor, userSqliteDir,
   DEFAULT_PORTS, type ConnectionSettings, type ExecutorOptions, type PoolManager, type SqlExecutor,
 } from '../connectors/index.js';
 import { decryptSecret, encryptSecret } from '../crypto/credentials.js';
 import { AppError, notFound } from '../errors/app-error.js';
 import { newId } from '../lib/ids.js';
 import { TIERS } from '../rate-limit/index.js';
-import type { ApiKeyRepository } from '../repositories/api-key-repository.js';
 import type { DatabaseConnectionChanges, DatabaseConnectionRecord, DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
 import type { UserCaller } from './callers.js';
+import type { PlanService } from './plan-service.js';
 
 type Database = components['schemas']['Database'];
 type CreateDatabaseRequest = components['schemas']['CreateDatabaseRequest'];
@@ -20,10 +20,11 @@ type DatabaseStatus = components['schemas']['DatabaseStatusResponse']['data'];
 
 export interface DatabaseDeps {
   connections: DatabaseConnectionRepository;
-  keys: Pick<ApiKeyRepository, 'bestActiveTier'>;
+  plans: Pick<PlanService, 'planOf'>;
   pools: PoolManager;
   executorOptions: ExecutorOptions;
   credentialsKey: Buffer;
+  /** SQLITE_DATA_DIR: each user's SQLite files are in `<sqliteDataDir>/<userId>/` and nowhere else. */
   sqliteDataDir: string;
   upgradeUrl: string;
   queryTimeoutMs: number;
@@ -99,7 +100,7 @@ export class DatabaseService {
       ssl: engine === 'sqlite' ? false : (input.ssl ?? false),
       tables: input.tables ?? null,
     };
-    const test = await this.testSettings(await this.settingsFrom(draft));
+    const test = await this.testSettings(await this.saveable(draft, caller.user.id));
     const id = newId('db');
     const record = await this.deps.connections.create({
       id,
@@ -139,7 +140,6 @@ export class DatabaseService {
   /** updateDatabase: changed connection settings are tested first; nothing changes if the test fails. */
   async update(caller: UserCaller, id: string, input: UpdateDatabaseRequest): Promise<{ database: Database }> {
     const record = await this.owned(caller.user.id, id);
-    const current = await this.settingsOf(record);
     const reconnects = connectionFields.some((field) => input[field] !== undefined) || input.tables !== undefined;
     const changes: DatabaseConnectionChanges = {};
     if (input.name !== undefined) changes.name = input.name.trim();
@@ -156,11 +156,11 @@ export class DatabaseService {
         port: record.engine === 'sqlite' ? null : (input.port ?? record.port),
         database: input.database?.trim() ?? record.database,
         username: record.engine === 'sqlite' ? null : (input.username ?? record.username),
-        password: record.engine === 'sqlite' ? null : input.password !== undefined ? input.password : current.password,
+        password: record.engine === 'sqlite' ? null : input.password !== undefined ? input.password : this.passwordOf(record),
         ssl: record.engine === 'sqlite' ? false : (input.ssl ?? record.ssl),
         tables: input.tables !== undefined ? input.tables : record.tables,
       };
-      const test = await this.testSettings(await this.settingsFrom(draft));
+      const test = await this.testSettings(await this.saveable(draft, record.userId));
       Object.assign(changes, {
         host: draft.host,
         port: draft.port,
@@ -270,6 +270,11 @@ export class DatabaseService {
     }
   }
 
+  private passwordOf(record: DatabaseConnectionRecord): string | null {
+    return record.passwordEncrypted ? decryptSecret(record.passwordEncrypted, this.deps.credentialsKey, record.id) : null;
+  }
+
+  /** A saved connection's settings; a SQLite file that is gone (or out of reach) is the connector's error. */
   private async settingsOf(record: DatabaseConnectionRecord): Promise<ConnectionSettings> {
     return this.settingsFrom({
       engine: record.engine,
@@ -277,17 +282,22 @@ export class DatabaseService {
       port: record.port,
       database: record.database,
       username: record.username,
-      password: record.passwordEncrypted ? decryptSecret(record.passwordEncrypted, this.deps.credentialsKey, record.id) : null,
+      password: this.passwordOf(record),
       ssl: record.ssl,
       tables: record.tables,
-    });
+    }, record.userId);
   }
 
-  /** Settings the connectors accept; a SQLite path is resolved inside SQLITE_DATA_DIR or refused. */
-  private async settingsFrom(draft: ConnectionSettings): Promise<ConnectionSettings> {
+  /** Settings the connectors accept; a SQLite path is resolved inside its owner's own folder or refused. */
+  private async settingsFrom(draft: ConnectionSettings, ownerId: string): Promise<ConnectionSettings> {
     if (draft.engine !== 'sqlite') return draft;
+    return { ...draft, database: await resolveSqlitePath(draft.database, userSqliteDir(this.deps.sqliteDataDir, ownerId)) };
+  }
+
+  /** Settings about to be saved: a refused or missing SQLite file is the caller's input (400, 422). */
+  private async saveable(draft: ConnectionSettings, ownerId: string): Promise<ConnectionSettings> {
     try {
-      return { ...draft, database: await resolveSqlitePath(draft.database, this.deps.sqliteDataDir) };
+      return await this.settingsFrom(draft, ownerId);
     } catch (error) {
       if (isConnectorError(error)) throw fromConnectorError(error, true);
       throw error;
@@ -301,9 +311,9 @@ export class DatabaseService {
     throw new AppError(result.error.code, result.error.message, { engine: settings.engine, host: settings.host, port: settings.port }, status);
   }
 
-  /** Databases per tier (free 3, pro 25, enterprise unlimited), by the caller's best active key tier. */
+  /** Databases per plan (free 3, pro 25, enterprise unlimited), by the caller's account plan. */
   private async checkTierAllowsAnother(caller: UserCaller): Promise<void> {
-    const tier = (await this.deps.keys.bestActiveTier(caller.user.id)) ?? 'free';
+    const tier = await this.deps.plans.planOf(caller.user.id);
     const limit = TIERS[tier].databases;
     if (limit === null) return;
     if ((await this.deps.connections.countOwned(caller.user.id)) >= limit) {

@@ -14,6 +14,11 @@ export interface HealthDeps {
   startedAt: number;
 }
 
+/** A check without what is behind it: neither latency nor detail tells an outsider about the infrastructure. */
+function publicCheck(check: Check): Check {
+  return { status: check.status, latencyMs: null, detail: check.status === 'up' ? 'available' : 'unavailable' };
+}
+
 async function timed(probe: () => Promise<boolean>): Promise<{ up: boolean; ms: number; error: string | null }> {
   const started = performance.now();
   try {
@@ -43,8 +48,13 @@ export class HealthService {
     return this.checks.result;
   }
 
-  async report(key: KeyCaller | null): Promise<Health> {
-    const checks = await this.currentChecks();
+  /**
+   * The health report. What is behind a check (the store's kind, an address, a driver's error) is for admins only
+   * (`detailed`, getManagementHealth with an admin JWT): anyone else learns only whether each dependency is up.
+   */
+  async report(key: KeyCaller | null, detailed = false): Promise<Health> {
+    const probed = await this.currentChecks();
+    const checks = detailed ? probed : { store: publicCheck(probed.store), cache: publicCheck(probed.cache) };
     const status = checks.store.status === 'down' ? 'unhealthy' : checks.cache.status === 'down' ? 'degraded' : 'healthy';
     const health: Health = {
       status,

@@ -11,8 +11,10 @@ import { searchStatsRepository } from '../repositories/search-stats-repository.j
 import { sessionRepository } from '../repositories/session-repository.js';
 import { userRepository } from '../repositories/user-repository.js';
 import { violationRepository } from '../repositories/violation-repository.js';
+import { isRowRejected } from '../store/failures.js';
 import type { Migrator } from '../store/migrator.js';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
+import { RedisOutageLog } from '../lib/redis-outage.js';
 import { KeyCache } from './key-cache.js';
 import { HistoryCache } from './history-cache.js';
 import { PoolManager } from '../connectors/index.js';
@@ -26,11 +28,13 @@ import { HealthService } from './health-service.js';
 import { KeyUsageService } from './key-usage-service.js';
 import { LimitsService } from './limits-service.js';
 import { MigrationService } from './migration-service.js';
+import { PlanService } from './plan-service.js';
 import { RateLimitService } from './rate-limit-service.js';
 import { RetentionService } from './retention-service.js';
 import { SearchHistoryService, type History } from './search-history-service.js';
 import { SearchRecorder } from './search-recorder.js';
 import { SearchService } from './search-service.js';
+import { SqliteFileService } from './sqlite-file-service.js';
 import { SuggestionService } from './suggestion-service.js';
 import { MemoryResultCache, NoResultCache } from '../search/cache.js';
 import { RedisResultCache } from '../search/cache-redis.js';
@@ -50,6 +54,8 @@ export interface Infrastructure {
   rateLimitStore: RateLimitStore;
   /** Cross-process cache invalidation (Redis pub/sub when configured). */
   bus: InvalidationBus;
+  /** Where Redis users report losing and regaining Redis (one log line per outage edge). */
+  redisOutages?: RedisOutageLog;
   /** Time source for the rate limits; tests move it instead of sleeping. */
   now?: () => number;
   /** The embedding model (tests may supply their own); by default the one EMBEDDINGS_PROVIDER configures. */
@@ -60,22 +66,26 @@ export interface Infrastructure {
 export function createServices(infra: Infrastructure) {
   const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
   const embeddings = infra.embeddings ?? createEmbeddingProvider(config.embeddings);
+  const redisOutages = infra.redisOutages ?? new RedisOutageLog(logger);
   const keyCache = new KeyCache(bus, 5_000);
   const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const tokens = new TokenService(config.jwt);
+  // Account plans (issue 23): what an account may use, never the best tier among its own keys.
+  const plans = new PlanService({
+    users: userRepository, upgradeUrl: config.upgradeUrl, view: (user) => accounts.toUser(user), onUserChanged: (userId) => keyCache.userChanged(userId),
+  });
   const accounts = new AccountsService({
     users: userRepository,
     sessions: sessionRepository,
     tokens,
-    adminEmails: config.adminEmails,
     sessionMaxAgeSeconds: config.jwt.sessionMaxAge,
     connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
     onUserChanged: (userId) => keyCache.userChanged(userId),
   });
   const apiKeys = new ApiKeyService({
-    keys: apiKeyRepository, users: userRepository, connections: databaseConnectionRepository, pepper: config.apiKeyPepper, cache: keyCache,
+    keys: apiKeyRepository, users: userRepository, connections: databaseConnectionRepository, pepper: config.apiKeyPepper, cache: keyCache, plans,
   });
-  const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError });
+  const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError, isRejected: isRowRejected });
   const violations = new ViolationRecorder(violationRepository, onBackgroundError);
   const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });
   const executorOptions = {
@@ -83,10 +93,10 @@ export function createServices(infra: Infrastructure) {
     connectTimeoutMs: 3000,
     max: 5,
   };
-  const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000 });
+  const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000, maxPerHost: config.dbMaxConnectionsPerHost, maxTotal: config.dbMaxConnections });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
-    keys: apiKeyRepository,
+    plans,
     pools,
     executorOptions,
     credentialsKey: config.credentialsKey,
@@ -104,6 +114,15 @@ export function createServices(infra: Infrastructure) {
   });
   /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
   const connectionListeners: Array<(databaseId: string) => void> = [];
+  // Each user's own SQLite folder and the uploads that fill it (issue 23).
+  const sqliteFiles = new SqliteFileService({
+    root: config.sqliteDataDir,
+    plans,
+    connections: databaseConnectionRepository,
+    pools,
+    onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
+    log: (level, message, context) => logger[level](context, message),
+  });
   // The search index (issue 27): every connected table synced into Quarry's own index in the background.
   const searchIndex = createSearchIndex({
     config,
@@ -111,7 +130,7 @@ export function createServices(infra: Infrastructure) {
     provider: embeddings,
     databases,
     connections: databaseConnectionRepository,
-    planOf: async (userId) => (await apiKeyRepository.bestActiveTier(userId)) ?? 'free',
+    planOf: (userId) => plans.planOf(userId),
     onIndexChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
     now,
   });
@@ -119,7 +138,7 @@ export function createServices(infra: Infrastructure) {
   const clock = now ?? Date.now;
   const historyCache = new HistoryCache<History>(bus, 5_000);
   const searchRecorder = new SearchRecorder({
-    records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError,
+    records: searchRecordRepository, flushMs: config.usageFlushMs, onError: onBackgroundError, isRejected: isRowRejected,
     onRecorded: (userId) => historyCache.forget(userId),
     onWritten: (userIds) => userIds.forEach((userId) => historyCache.changed(userId)),
   });
@@ -130,9 +149,10 @@ export function createServices(infra: Infrastructure) {
     connections: databaseConnectionRepository,
     recorder: searchRecorder,
     cache: searchCacheTtl === 0 ? new NoResultCache()
-      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, (error) => logger.warn({ err: error }, 'redis unreachable: search results are not cached'))
+      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, { lost: (error) => redisOutages.lost('search cache', error), regained: () => redisOutages.regained('search cache') })
         : new MemoryResultCache(searchCacheTtl),
     cursorSecret: createHmac('sha256', config.apiKeyPepper).update('quarry search cursor v1').digest(),
+    upgradeUrl: config.upgradeUrl,
     timeoutMs: config.searchTimeoutMs,
     onError: (error) => logger.error({ err: error }, 'search failed'),
     index: {
@@ -188,8 +208,10 @@ export function createServices(infra: Infrastructure) {
   return {
     clock,
     accounts,
+    plans,
     apiKeys,
     databases,
+    sqliteFiles,
     pools,
     connectionListeners,
     embeddings,
@@ -204,9 +226,9 @@ export function createServices(infra: Infrastructure) {
     search,
     suggestions,
     retention,
-    analytics: new AnalyticsService({ ...analyticsReads, connections: databaseConnectionRepository, keys: apiKeyRepository }),
+    analytics: new AnalyticsService({ ...analyticsReads, connections: databaseConnectionRepository, plans }),
     adminAnalytics: new AdminAnalyticsService({ ...analyticsReads, users: userRepository, roleOf: (user) => accounts.roleOf(user) }),
-    analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, keys: apiKeyRepository, upgradeUrl: config.upgradeUrl }),
+    analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, plans, upgradeUrl: config.upgradeUrl }),
     searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository, cache: historyCache }),
     rateLimit: new RateLimitService({ limits, logs: requestUsageRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
   };

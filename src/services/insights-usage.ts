@@ -61,7 +61,7 @@ function growth(facts: InsightFacts): Finding<UsageInsight> | null {
 }
 
 /**
- * Rule: the busiest hour against the hourly request limit of the caller's tier (best active key). Significance:
+ * Rule: the busiest hour against the hourly request limit of the caller's tier (their account's plan). Significance:
  * high >= 80% of the limit, medium >= 50%, else low.
  */
 function peakUsage(facts: InsightFacts): Finding<UsageInsight> | null {

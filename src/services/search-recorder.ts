@@ -26,6 +26,10 @@ export interface SearchRecorderDeps {
   flushMs: number;
   onError(error: unknown): void;
   maxBuffered?: number;
+  /** A failure the store will never get over (a constraint violation): the row is dropped, not retried. */
+  isRejected?(error: unknown): boolean;
+  /** Time source of the retry waits (tests). */
+  now?: () => number;
   /** A user's search was buffered: it is not in the store yet, but this process's readers flush first. */
   onRecorded?(userId: string): void;
   /** These users' searches are in the store now. */
@@ -57,6 +61,8 @@ export class SearchRecorder {
       onError: deps.onError,
       label: 'search records',
       maxBuffered: deps.maxBuffered,
+      isRejected: deps.isRejected,
+      now: deps.now,
     });
   }
 
@@ -87,5 +93,10 @@ export class SearchRecorder {
 
   stop(): Promise<void> {
     return this.writer.stop();
+  }
+
+  /** What was kept, refused and dropped (tests, fault figures). */
+  stats() {
+    return this.writer.stats();
   }
 }

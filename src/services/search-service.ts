@@ -35,6 +35,7 @@ import type { KeyCaller } from './callers.js';
 import { searchScope } from './publishable-keys.js';
 import { needsIndex, refine, type RefinableSource } from './search-refinements.js';
 import type { DatabaseService } from './database-service.js';
+import { assertFanOut, firstDatabases } from './search-fan-out.js';
 import { keyText, LiveSearch, targetName, type LiveOutcome, type TableOutcome } from './live-search.js';
 import type { SearchRecorder } from './search-recorder.js';
 
@@ -58,6 +59,8 @@ export interface SearchDeps {
   cache: ResultCache;
   /** Signs cursors (derived from a server secret). */
   cursorSecret: Buffer;
+  /** Link given when a search names more databases than the plan allows. */
+  upgradeUrl: string;
   /** Per-database budget of one search (SEARCH_TIMEOUT_MS). */
   timeoutMs: number;
   /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
@@ -136,7 +139,7 @@ export class SearchService {
     // A publishable key searches only its own databases and tables (publishable-keys.ts).
     const scope = searchScope(caller.key, request);
     request = { ...request, tables: scope.tables };
-    const records = await this.selectConnections(caller, scope.databases, scope.keyDefault);
+    const { records, all: everyConnection } = await this.selectConnections(caller, scope.databases, scope.keyDefault);
     const typoTolerance = request.typoTolerance ?? true;
     const fingerprint = searchFingerprint({
       u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
@@ -184,8 +187,8 @@ export class SearchService {
     const [indexed, liveOutcomes] = await Promise.all([
       searchIndex(this.deps.index.store, {
         space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query.root), vector, window: top, semanticRatio,
-        // Every connection of the environment, every table: no filter. A publishable key's own databases are a subset.
-        wholeSpace: !scope.keyDefault && plans.every((p) => p.wholeIndex) && (request.databases ?? []).length === 0 && (request.tables ?? []).length === 0,
+        // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
+        wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
         where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance,
       }),
       Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
@@ -324,19 +327,21 @@ export class SearchService {
     for (const candidate of fromIndex) candidate.detail = details.get(candidate.hit.rid);
   }
 
-  /** The named connections (404 unknown or another user's, 401 other environment), or all of the key's environment. */
   /**
    * The connections a search reads: the named ones (an unknown or another user's id is 404, another environment's
-   * 401), or with none named every connection of the key's environment. `keyDefault`: the ids are a publishable
-   * key's own list, so one deleted since the key was made is left out rather than failing every search.
+   * 401), or with none named those of the key's environment; at most the plan's databases per search either way
+   * (search-fan-out.ts). `keyDefault`: the ids are a publishable key's own list, so one deleted since the key was
+   * made is left out rather than failing every search. `all`: every connection of the environment is read.
    */
-  private async selectConnections(caller: KeyCaller, ids: string[], keyDefault = false): Promise<DatabaseConnectionRecord[]> {
+  private async selectConnections(caller: KeyCaller, ids: string[], keyDefault = false): Promise<{ records: DatabaseConnectionRecord[]; all: boolean }> {
     const environment = caller.key.environment;
-    if (keyDefault) {
+    if (keyDefault || ids.length === 0) {
+      const every = await this.deps.connections.listOwned(caller.user.id, environment);
       const own = new Set(ids);
-      return (await this.deps.connections.listOwned(caller.user.id, environment)).filter((record) => own.has(record.id));
+      const records = firstDatabases(caller.user, keyDefault ? every.filter((record) => own.has(record.id)) : every);
+      return { records, all: records.length === every.length };
     }
-    if (ids.length === 0) return this.deps.connections.listOwned(caller.user.id, environment);
+    assertFanOut(caller.user, ids, this.deps.upgradeUrl);
     const records: DatabaseConnectionRecord[] = [];
     for (const id of ids) {
       const record = await this.deps.databases.owned(caller.user.id, id);
@@ -347,7 +352,7 @@ export class SearchService {
       }
       records.push(record);
     }
-    return records;
+    return { records, all: false };
   }
 
   private cursorOffset(cursor: string, fingerprint: string): number {

@@ -15,6 +15,7 @@ import { named } from '../search/targets.js';
 import { didYouMean, mergeVocabularies, sampleVocabularies, type SampledVocabulary, type Vocabulary } from '../search/vocabulary.js';
 import type { KeyCaller } from './callers.js';
 import { searchScope } from './publishable-keys.js';
+import { firstDatabases } from './search-fan-out.js';
 import type { SearchService } from './search-service.js';
 
 type Suggestions = components['schemas']['SuggestionsResponse']['data'];
@@ -76,7 +77,7 @@ export class SuggestionService {
   private async vocabularyOf(caller: KeyCaller): Promise<Vocabulary> {
     const scope = searchScope(caller.key, {});
     const own = scope.keyDefault ? new Set(scope.databases) : null;
-    const records = (await this.deps.connections.listOwned(caller.user.id, caller.key.environment)).filter((record) => !own || own.has(record.id));
+    const records = firstDatabases(caller.user, (await this.deps.connections.listOwned(caller.user.id, caller.key.environment)).filter((record) => !own || own.has(record.id)));
     const tables = scope.tables ?? null;
     const vocabularies = await Promise.all(records.map(async (record) => {
       const sampled = await this.sample(record).catch((): SampledVocabulary => ({ all: new Map(), tables: [] }));

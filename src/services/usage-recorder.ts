@@ -30,6 +30,9 @@ export interface UsageRecorderDeps {
   onError(error: unknown): void;
   /** Most per-minute rows kept while the store is failing; beyond it the oldest are dropped (and reported). */
   maxBuffered?: number;
+  /** A failure the store will never get over (a constraint violation): the row is dropped, not retried. */
+  isRejected?(error: unknown): boolean;
+  now?: () => number;
 }
 
 const MINUTE_MS = 60_000;
@@ -54,6 +57,8 @@ export class UsageRecorder {
       onError: deps.onError,
       label: 'per-minute usage counts',
       maxBuffered: deps.maxBuffered,
+      isRejected: deps.isRejected,
+      now: deps.now,
     });
   }
 

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Sequelize } from 'sequelize';
 import type { Config } from '../config/config.js';
@@ -13,7 +13,12 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'storeKind'
     });
   }
   const storage = config.databaseUrl.slice('sqlite:'.length);
-  if (storage !== ':memory:') mkdirSync(dirname(storage), { recursive: true });
+  if (storage !== ':memory:') {
+    mkdirSync(dirname(storage), { recursive: true, mode: 0o700 });
+    // The store holds password hashes and encrypted credentials: only Quarry's own user may read it. SQLite gives
+    // its -wal and -shm files the mode of the database file, so they are private too.
+    if (!existsSync(storage)) closeSync(openSync(storage, 'a', 0o600));
+  }
   const sequelize = new Sequelize({ dialect: 'sqlite', storage, logging: false });
   // WAL lets readers proceed while the batched writer commits; busy_timeout waits instead of failing on a lock.
   sequelize.addHook('afterConnect', async (connection: unknown) => {

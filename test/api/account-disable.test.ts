@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, fromIp, registerUser } from '../support/factories.js';
+import { makeAdmin } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
-beforeAll(async () => (t = await startTestServer({ ADMIN_EMAILS: 'ops@example.com' })));
+beforeAll(async () => (t = await startTestServer()));
 afterEach(() => t.assertContract());
 afterAll(() => t.stop());
 
@@ -24,12 +25,13 @@ describe('disabled accounts', () => {
 });
 
 describe('admin-only operations', () => {
-  it('when a user calls an admin operation, then 403 ADMIN_REQUIRED; an admin from ADMIN_EMAILS gets the migration status', async () => {
+  it('when a user calls an admin operation, then 403 ADMIN_REQUIRED; an admin made by the operator gets the migration status', async () => {
     const user = await registerUser(t.client);
     const denied = await t.client.get('/api/v1/management/migration-status', { token: user.token });
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe('ADMIN_REQUIRED');
-    const admin = await registerUser(t.client, { email: 'ops@example.com' });
+    const admin = await registerUser(t.client);
+    await makeAdmin(t, admin);
     const status = await t.client.get('/api/v1/management/migration-status', { token: admin.token });
     expect(status.status).toBe(200);
     expect(status.body.data).toMatchObject({ upToDate: true, pending: [] });

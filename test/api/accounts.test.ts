@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fromIp, registerUser, uniqueEmail } from '../support/factories.js';
+import { makeAdmin } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
-beforeAll(async () => (t = await startTestServer({ ADMIN_EMAILS: 'boss@example.com' })));
+beforeAll(async () => (t = await startTestServer()));
 afterEach(() => t.assertContract());
 afterAll(() => t.stop());
 
@@ -41,9 +42,16 @@ describe('registerUser', () => {
     expect(res.body.error.details.errors.map((e: { path: string }) => e.path)).toContain(path);
   });
 
-  it('when an email is in ADMIN_EMAILS, then the user is an admin; nobody can choose the role', async () => {
-    const admin = await t.client.post('/api/v1/auth/register', { email: 'boss@example.com', password: 'correct-horse-42', name: 'Boss' }, fromIp());
-    expect(admin.body.data.user.role).toBe('admin');
+  it('when the operator makes a user an admin and back, then the role follows; a new account is always user on the free plan', async () => {
+    const boss = await registerUser(t.client, { email: uniqueEmail('boss') });
+    const before = await t.client.get('/api/v1/auth/profile', { token: boss.token });
+    expect(before.body.data.user).toMatchObject({ role: 'user', plan: 'free' });
+    await makeAdmin(t, boss);
+    expect((await t.client.get('/api/v1/auth/profile', { token: boss.token })).body.data.user.role).toBe('admin');
+    expect((await t.client.get('/api/v1/management/migration-status', { token: boss.token })).status).toBe(200);
+    await t.server.services.accounts.setRole(boss.email, 'user');
+    expect((await t.client.get('/api/v1/auth/profile', { token: boss.token })).body.data.user.role).toBe('user');
+    expect((await t.client.get('/api/v1/management/migration-status', { token: boss.token })).status).toBe(403);
   });
 
   it('when one IP registers a sixth time within the hour, then 429 with the limit headers', async () => {
@@ -132,7 +140,7 @@ describe('updateProfile', () => {
   it('when name and email change, then the profile shows them; role cannot be sent', async () => {
     const user = await registerUser(t.client);
     const email = uniqueEmail('renamed');
-    const res = await t.client.put('/api/v1/auth/profile', { name: 'New Name', email }, { token: user.token });
+    const res = await t.client.put('/api/v1/auth/profile', { name: 'New Name', email, currentPassword: user.password }, { token: user.token });
     expect(res.status).toBe(200);
     expect(res.body.data.user).toMatchObject({ name: 'New Name', email, role: 'user' });
     const escalate = await t.client.put('/api/v1/auth/profile', { role: 'admin' }, { token: user.token });
@@ -143,6 +151,20 @@ describe('updateProfile', () => {
   it("when the new email is another user's, then 409", async () => {
     const a = await registerUser(t.client);
     const b = await registerUser(t.client);
-    expect((await t.client.put('/api/v1/auth/profile', { email: b.email }, { token: a.token })).status).toBe(409);
+    expect((await t.client.put('/api/v1/auth/profile', { email: b.email, currentPassword: a.password }, { token: a.token })).status).toBe(409);
+  });
+
+  it('when the email changes without the current password or with a wrong one, then 400 or 401 and the email stays', async () => {
+    const user = await registerUser(t.client);
+    const email = uniqueEmail('taken-over');
+    const missing = await t.client.put('/api/v1/auth/profile', { email }, { token: user.token });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.details.errors[0]).toMatchObject({ path: '/currentPassword' });
+    const wrong = await t.client.put('/api/v1/auth/profile', { email, currentPassword: 'wrong-horse-42' }, { token: user.token });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe('INVALID_CREDENTIALS');
+    expect((await t.client.get('/api/v1/auth/profile', { token: user.token })).body.data.user.email).toBe(user.email);
+    const renamedOnly = await t.client.put('/api/v1/auth/profile', { name: 'Only the name', email: user.email }, { token: user.token });
+    expect(renamedOnly.status).toBe(200);
   });
 });

@@ -9,6 +9,7 @@ import { DatabaseConnectionModel, SearchRecordModel } from '../../src/models/ind
 import { searchRecordRepository } from '../../src/repositories/search-record-repository.js';
 import { rebuildRollups, rollupTables } from '../../src/repositories/search-rollups.js';
 import { createKey, registerUser, uniqueEmail, type TestKey, type TestUser } from '../support/factories.js';
+import { grantPlan, makeAdmin } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const DAY = 86_400_000;
@@ -67,11 +68,13 @@ let aliceKey: TestKey, aliceEnterprise: TestKey, bobKey: TestKey;
 const get = (path: string, user: TestUser) => t.client.get(path, { token: user.token });
 
 beforeAll(async () => {
-  t = await startTestServer({ ADMIN_EMAILS: adminEmail }, { now: () => clock });
+  t = await startTestServer({}, { now: () => clock });
   alice = await registerUser(t.client, { name: 'Alice' });
   bob = await registerUser(t.client, { name: 'Bob' });
   carol = await registerUser(t.client, { name: 'Carol' });
   admin = await registerUser(t.client, { email: adminEmail, name: 'Admin' });
+  await makeAdmin(t, admin);
+  await grantPlan(t, alice, 'enterprise');
   aliceKey = await createKey(t.client, alice, { rateLimitTier: 'pro' });
   aliceEnterprise = await createKey(t.client, alice, { rateLimitTier: 'enterprise', permissions: ['analytics'] });
   bobKey = await createKey(t.client, bob, { rateLimitTier: 'free' });

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseConnectionRepository } from '../../src/repositories/database-connection-repository.js';
 import { createKey, registerUser, type TestUser } from '../support/factories.js';
 import { mysqlConnection, onMysql, onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -17,8 +18,9 @@ let sqliteDir: string;
 
 beforeAll(async () => {
   t = await startTestServer();
-  sqliteDir = join(t.dataDir, 'sqlite');
   owner = await registerUser(t.client);
+  sqliteDir = join(t.dataDir, 'sqlite', owner.id);
+  await grantPlan(t, owner, 'pro');
   await createKey(t.client, owner, { rateLimitTier: 'pro' });
   await onPostgres([
     `CREATE TABLE ${pgIndexed} (id serial PRIMARY KEY, title text NOT NULL, body text, views int)`,
@@ -95,7 +97,7 @@ describe('createDatabase', () => {
     expect(res.body.error.code).toBe('SQLITE_PATH_NOT_ALLOWED');
   });
 
-  it('when a SQLite file inside SQLITE_DATA_DIR is named, then it connects without host or credentials', async () => {
+  it('when a SQLite file inside the owner\'s own folder is named, then it connects without host or credentials', async () => {
     const res = await create({ name: 'Notes', engine: 'sqlite', database: 'notes.db', environment: 'live' });
     expect(res.status).toBe(201);
     expect(res.body.data.database).toMatchObject({ engine: 'sqlite', host: null, port: null, username: null, database: 'notes.db' });

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestUser } from '../support/factories.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
@@ -43,6 +44,7 @@ describe('setupInitialKey', () => {
 describe('createApiKey / listApiKeys', () => {
   it('when created, then the secret is shown once, only its hash is kept, and the listing never shows it', async () => {
     const user = await registerUser(t.client);
+    await grantPlan(t, user, 'pro');
     const created = await t.client.post('/api/v1/keys', { name: 'Live search', environment: 'live', permissions: ['search'], rateLimitTier: 'pro', expiresAt: '2999-12-31' }, { token: user.token });
     expect(created.status).toBe(201);
     expect(created.body.data.apiKey).toMatchObject({ environment: 'live', rateLimitTier: 'pro', expiresAt: '2999-12-31T23:59:59.999Z' });
@@ -70,7 +72,10 @@ describe('createApiKey / listApiKeys', () => {
 
 describe('key authentication', () => {
   let user: TestUser;
-  beforeAll(async () => (user = await registerUser(t.client)));
+  beforeAll(async () => {
+    user = await registerUser(t.client);
+    await grantPlan(t, user, 'pro');
+  });
 
   it('when the key is valid, then the key operation answers and health names tier and permissions', async () => {
     const key = await createKey(t.client, user, { permissions: ['search'], rateLimitTier: 'pro' });
@@ -145,6 +150,7 @@ describe('key state transitions', () => {
 
   it('when regenerated, then a new id and secret work, the old secret is 401 KEY_REVOKED immediately, settings carry over', async () => {
     const user = await registerUser(t.client);
+    await grantPlan(t, user, 'pro');
     const key = await createKey(t.client, user, { permissions: ['search', 'analytics'], rateLimitTier: 'pro', environment: 'live' });
     const res = await t.client.post(`/api/v1/keys/${key.id}/regenerate`, undefined, { token: user.token });
     expect(res.status).toBe(200);
@@ -157,6 +163,7 @@ describe('key state transitions', () => {
 
   it('when updated, then name, tier, permissions and expiry change and the key keeps working', async () => {
     const user = await registerUser(t.client);
+    await grantPlan(t, user, 'enterprise');
     const key = await createKey(t.client, user, { permissions: ['search'] });
     const res = await t.client.put(`/api/v1/keys/${key.id}`, { name: 'Renamed', rateLimitTier: 'enterprise', permissions: ['analytics'], expiresAt: '2999-01-01' }, { token: user.token });
     expect(res.status).toBe(200);

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestUser } from '../support/factories.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 /** The rate limits run on this clock, so blocks can expire and windows slide without sleeping. */
@@ -9,6 +10,7 @@ let user: TestUser;
 beforeAll(async () => {
   t = await startTestServer({}, { now: () => clock });
   user = await registerUser(t.client);
+  await grantPlan(t, user, 'pro');
 });
 afterEach(() => t.assertContract());
 afterAll(() => t.stop());

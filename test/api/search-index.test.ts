@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { syncAndWait, waitForIndex } from '../support/index-sync.js';
+import { grantPlan } from '../support/operator.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -16,7 +17,8 @@ let key: TestKey;
 let catalog: { id: string };
 let notes: { id: string };
 
-const sqliteDir = () => join(t.dataDir, 'sqlite');
+/** The owner's own SQLite folder: the only one its connections can name. */
+const sqliteDir = () => join(t.dataDir, 'sqlite', owner.id);
 const as = (user: TestUser = owner) => ({ token: user.token });
 const search = (body: Record<string, unknown>) => t.client.post('/api/v1/search', body, { token: key.secret });
 const ids = (res: { body: { data: { results: Array<{ primaryKey: { id: number } }> } } }) => res.body.data.results.map((r) => r.primaryKey.id);
@@ -24,6 +26,7 @@ const ids = (res: { body: { data: { results: Array<{ primaryKey: { id: number } 
 beforeAll(async () => {
   t = await startTestServer();
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
   key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
   await onSqlite(sqliteDir(), 'catalog.db', [
     'CREATE TABLE products (id INTEGER PRIMARY KEY, title TEXT NOT NULL, description TEXT, price REAL)',

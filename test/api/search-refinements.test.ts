@@ -9,6 +9,7 @@ import sqlite3 from 'sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { waitForIndex } from '../support/index-sync.js';
+import { grantPlan } from '../support/operator.js';
 import { onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -48,9 +49,10 @@ async function sqliteCount(sql: string): Promise<number> {
 beforeAll(async () => {
   t = await startTestServer();
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
   key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
   const values = products.map((p) => `(${p.id}, '${p.title}', '${p.category}', ${p.price}, ${p.inStock ? 1 : 0}, '${p.added}', ${p.note ? `'${p.note}'` : 'NULL'})`).join(', ');
-  shopPath = await onSqlite(join(t.dataDir, 'sqlite'), 'shop.db', [
+  shopPath = await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'shop.db', [
     'CREATE TABLE products (id INTEGER PRIMARY KEY, title TEXT NOT NULL, category TEXT, price REAL, in_stock BOOLEAN, added DATE, note TEXT)',
     `INSERT INTO products VALUES ${values}`,
   ]);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { seedSqlite } from '../support/search-corpus.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const file = `suggest-${randomBytes(4).toString('hex')}.db`;
@@ -16,6 +17,8 @@ interface Caller {
 
 async function caller(): Promise<Caller> {
   const user = await registerUser(t.client);
+  await grantPlan(t, user, 'pro');
+  await seedSqlite(join(t.dataDir, 'sqlite', user.id), file, 'products');
   const key = await createKey(t.client, user, { rateLimitTier: 'pro', environment: 'test' });
   const res = await t.client.post('/api/v1/databases', { name: 'Catalog', engine: 'sqlite', database: file, environment: 'test' }, { token: user.token });
   if (res.status !== 201) throw new Error(JSON.stringify(res.body));
@@ -30,7 +33,6 @@ let ada: Caller;
 
 beforeAll(async () => {
   t = await startTestServer();
-  await seedSqlite(join(t.dataDir, 'sqlite'), file, 'products');
   ada = await caller();
   for (const query of ['headphones wireless', 'headphones wireless', 'headphones', 'Headset']) await searchAs(ada, query);
   // Three users search "keyboard mechanical"; only two search "keyboard tactile".

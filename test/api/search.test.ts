@@ -12,6 +12,7 @@ import { searchRecordRepository } from '../../src/repositories/search-record-rep
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { CORPUS, FILLER_ROWS, seedMysql, seedPostgres, seedSqlite } from '../support/search-corpus.js';
 import { mysqlConnection, onMysql, onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -36,6 +37,7 @@ let db: { pg: string; my: string; lite: string };
 beforeAll(async () => {
   t = await startTestServer({ SEARCH_TIMEOUT_MS: '2000' });
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'enterprise');
   key = await createKey(t.client, owner, { rateLimitTier: 'enterprise', environment: 'test' });
   await seedPostgres(pgQuote(pgTable));
   await seedPostgres(pgQuote(pgWeird), CORPUS.slice(0, 6), { title: weirdColumn, body: 'body' });
@@ -49,7 +51,7 @@ beforeAll(async () => {
     `CREATE TABLE ${myQuote(myPlain)} (code VARCHAR(20) PRIMARY KEY, note TEXT)`,
     `INSERT INTO ${myQuote(myPlain)} VALUES ('n1', 'Remember to order more battery packs'), ('n2', 'Nothing 100% _special_ here')`,
   ]);
-  const sqliteDir = join(t.dataDir, 'sqlite');
+  const sqliteDir = join(t.dataDir, 'sqlite', owner.id);
   await seedSqlite(sqliteDir, liteFile, 'products');
   await onSqlite(sqliteDir, liteFile, [
     'CREATE TABLE notes (code TEXT PRIMARY KEY, note TEXT)',

@@ -17,6 +17,7 @@ import { semanticIndexRequired } from '../../src/semantic/index.js';
 import { createKey, registerUser, type TestUser } from '../support/factories.js';
 import { onPostgres, onSqlite, postgresConnection, userPostgresUrl } from '../support/seed-databases.js';
 import { ftsOr, paraphrases, semanticRows, tsOr } from '../support/semantic-corpus.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -85,9 +86,10 @@ const search = (db: { id: string }, query: string, extra: Record<string, unknown
 beforeAll(async () => {
   t = await startTestServer();
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
   const key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
   caller = { kind: 'key', key: (await apiKeyRepository.findOwned(owner.id, key.id))!, user: (await userRepository.findById(owner.id))! };
-  sqlitePath = await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [
+  sqlitePath = await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips (id, title, body) VALUES ${values}`,
     "CREATE VIRTUAL TABLE tips_fts USING fts5(title, body, content='tips', content_rowid='id')",
@@ -179,7 +181,7 @@ describe('incremental re-indexing', () => {
     const again = await indexAndWait(sqliteDb, 'tips');
     expect(again).toMatchObject({ status: 'done', rowsDone: 16, rowsEmbedded: 0, rowsSkipped: 16, rowsDeleted: 0 });
 
-    await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [
+    await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
       "UPDATE tips SET title = 'Sourdough starter', body = 'Feed the culture flour and water daily and keep it warm.' WHERE id = 16",
       'DELETE FROM tips WHERE id = 15',
     ]);

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
 import { paraphrases, semanticRows } from '../support/semantic-corpus.js';
+import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -53,8 +54,9 @@ const SLOW = 120_000;
 beforeAll(async () => {
   t = await startTestServer({}, { now: () => Date.now() + clockOffsetMs });
   owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'enterprise');
   key = await createKey(t.client, owner, { rateLimitTier: 'enterprise' });
-  await onSqlite(join(t.dataDir, 'sqlite'), sqliteFile, [
+  await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips (id, title, body) VALUES ${values}`,
     "CREATE VIRTUAL TABLE tips_fts USING fts5(title, body, content='tips', content_rowid='id')",

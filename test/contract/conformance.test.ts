@@ -9,8 +9,13 @@
  * Operations not built yet are therefore recognised by a foreign X-Request-Id and checked directly against the
  * server instead: 501 NOT_IMPLEMENTED, valid against the `default` response.
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fromIp, uniqueEmail } from '../support/factories.js';
+import { grantPlan, makeAdmin } from '../support/operator.js';
+import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { ConformanceProbe, type ProbeResponse } from './support/conformance-probe.js';
 import { Contract } from './support/contract.js';
@@ -27,7 +32,7 @@ let proxy: PrismProcess;
 let api: ConformanceProbe;
 
 beforeAll(async () => {
-  t = await startTestServer({ ADMIN_EMAILS: adminEmail });
+  t = await startTestServer();
   proxy = await startPrism(['proxy', 'openapi.yaml', t.server.url]);
   api = new ConformanceProbe(proxy.url, contract);
 }, 120_000);
@@ -133,7 +138,7 @@ describe('accounts through prism proxy', () => {
     const role = await api.put('/api/v1/auth/profile', { role: 'admin' }, { token: user.token, invalidRequest: true });
     expectError(role, 400, 'VALIDATION_ERROR');
     expect(role.requestViolations.length).toBeGreaterThan(0);
-    expectError(await api.put('/api/v1/auth/profile', { email: other.email }, { token: user.token }), 409, 'EMAIL_TAKEN');
+    expectError(await api.put('/api/v1/auth/profile', { email: other.email, currentPassword: password }, { token: user.token }), 409, 'EMAIL_TAKEN');
     const anonymous = await api.get('/api/v1/auth/profile', { invalidRequest: true });
     expectError(anonymous, 401, 'AUTH_REQUIRED');
     expect(anonymous.requestViolations.map((v) => v.code)).toContain(401);
@@ -180,6 +185,7 @@ describe('management and health through prism proxy', () => {
 
   it('when an admin reads the migration status, then 200; a plain user is 403 ADMIN_REQUIRED', async () => {
     const admin = await register(adminEmail);
+    await makeAdmin(t, admin);
     const user = await register();
     const status = await api.get('/api/v1/management/migration-status', { token: admin.token });
     expect(status.status).toBe(200);
@@ -193,6 +199,8 @@ describe('keys through prism proxy', () => {
 
   it('when a key is created and listed, then 201 with the secret once and 200 with the key; database:read is 400', async () => {
     const user = await register();
+    expectError(await createKey(user, { name: 'Above the plan', rateLimitTier: 'pro' }), 403, 'TIER_ABOVE_PLAN');
+    await grantPlan(t, user, 'enterprise');
     const created = await createKey(user, { name: 'Production search', rateLimitTier: 'pro', expiresAt: '2099-12-31' });
     expect(created.status).toBe(201);
     expect(created.headers.get('x-ratelimit-limit')).toBe('20');
@@ -205,6 +213,7 @@ describe('keys through prism proxy', () => {
 
   it('when a key is updated, regenerated and its usage read, then 200; an unknown key is 404 NOT_FOUND for each', async () => {
     const user = await register();
+    await grantPlan(t, user, 'enterprise');
     const id = (await createKey(user)).body.data.apiKey.id as string;
     const updated = await api.put(`/api/v1/keys/${id}`, { name: 'renamed', rateLimitTier: 'enterprise', expiresAt: null }, { token: user.token });
     expect(updated.status).toBe(200);
@@ -241,12 +250,39 @@ describe('keys through prism proxy', () => {
   });
 });
 
+const operationOf = (operationId: string) => contract.operations.find((operation) => operation.operationId === operationId)!;
+
+describe('SQLite files through prism proxy', () => {
+  it('when a SQLite file is uploaded, replaced, refused and listed, then 201, 200, 422 and 200; a JSON body is 415', async () => {
+    const user = await register();
+    const file = await onSqlite(mkdtempSync(join(tmpdir(), 'quarry-contract-')), 'catalog.db', ['CREATE TABLE products (id INTEGER PRIMARY KEY, title TEXT)']);
+    const bytes = readFileSync(file);
+    const put = (body: Uint8Array, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }, invalidRequest = false) =>
+      api.request('PUT', '/api/v1/sqlite-files/catalog.db', undefined, { token: user.token, raw: body, headers, invalidRequest });
+    // Prism's proxy re-encodes a binary body as text (stoplightio/prism#1321, #2349), so a real SQLite file reaches
+    // the server damaged: 201 and 200 are checked directly against the server, by the same independent validator.
+    const upload = operationOf('uploadSqliteFile');
+    for (const expected of [201, 200]) {
+      const direct = await t.client.request('PUT', '/api/v1/sqlite-files/catalog.db', undefined, { token: user.token, raw: bytes, headers: { 'content-type': 'application/octet-stream' } });
+      expect(direct.status).toBe(expected);
+      expect([...validator.bodyProblems(upload, direct.status, direct.headers.get('content-type'), direct.body), ...validator.headerProblems(upload, direct.status, direct.headers)]).toEqual([]);
+    }
+    expectError(await put(Buffer.from('not a database at all')), 422, 'INVALID_SQLITE_FILE');
+    expectError(await put(Buffer.from('{"a":1}'), { 'content-type': 'application/json' }, true), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    const listed = await api.get('/api/v1/sqlite-files', { token: user.token });
+    expect(listed.body.data.files).toEqual([expect.objectContaining({ name: 'catalog.db', sizeBytes: bytes.length })]);
+    expect((await api.delete('/api/v1/sqlite-files/catalog.db', { token: user.token })).status).toBe(200);
+  });
+});
+
 describe('every other operation through prism proxy', () => {
   it('when each remaining operation gets its documented example request, then it answers per contract or is 501 NOT_IMPLEMENTED', async () => {
     const owner = await register(uniqueEmail('owner'));
-    // Admin-only operations need an admin: log the ADMIN_EMAILS account in (it may have registered already).
+    await grantPlan(t, owner, 'enterprise');
+    // Admin-only operations need an admin: log the admin account in (it may have registered already).
     const adminSession = await api.post('/api/v1/auth/login', { email: adminEmail, password }, fromIp());
     const adminToken: string = adminSession.status === 200 ? adminSession.body.data.tokens.accessToken : (await register(adminEmail)).token;
+    await makeAdmin(t, { email: adminEmail });
     const keySecret: string = (await api.post('/api/v1/management/setup', undefined, { token: owner.token })).body.data.secretKey;
 
     const remaining = contract.operations.filter((operation) => !api.exercised.has(operation.operationId));

@@ -53,11 +53,13 @@ afterAll(async () => {
 
 /** Sends the contract's own example request; a credential whenever the operation needs one. */
 function send(operation: Operation, options: { credential?: boolean; prefer?: string; accept?: string } = {}): Promise<ApiResponse> {
-  const { url, body } = contract.exampleRequest(operation);
+  const { url, body, contentType } = contract.exampleRequest(operation);
   const headers: Record<string, string> = {};
   if (options.prefer) headers.prefer = options.prefer;
   if (options.accept) headers.accept = options.accept;
   const token = (options.credential ?? operation.secured) ? 'mock-credential' : undefined;
+  // A body that is not JSON (uploadSqliteFile's bytes) goes out as it is, with its own media type.
+  if (contentType) return client.request(operation.method, url, undefined, { token, headers: { ...headers, 'content-type': contentType }, raw: String(body) });
   return client.request(operation.method, url, body, { token, headers });
 }
 

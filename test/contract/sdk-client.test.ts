@@ -5,6 +5,8 @@
  * under `tsc --noEmit`, so a contract change that breaks this flow for SDK users fails the type check as well.
  * (openapi-typescript marks fields with a default as required, so the bodies spell out `ssl`, `limit`, `offset`.)
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import createClient, { type Client } from 'openapi-fetch';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -22,12 +24,14 @@ const rows = [
 ];
 
 let t: TestServer;
+/** The bytes of a SQLite database the user uploads (they have no shell on the server). */
+let catalog: Buffer;
 /** Every request of one client comes from one address (register and login are limited per client IP). */
 let anonymous: Client<paths>;
 
 beforeAll(async () => {
   t = await startTestServer();
-  await seedSqlite(join(t.dataDir, 'sqlite'), 'catalog.db', 'products', rows);
+  catalog = readFileSync(await seedSqlite(mkdtempSync(join(tmpdir(), 'quarry-sdk-client-')), 'catalog.db', 'products', rows));
   anonymous = createClient<paths>({ baseUrl: t.server.url, headers: { 'X-Forwarded-For': randomIp() } });
 }, 60_000);
 afterEach(() => t.assertContract());
@@ -53,6 +57,16 @@ describe('a typed openapi-fetch client', () => {
     if (!created.data) throw new Error(`key creation failed: ${JSON.stringify(created.error)}`);
     expect(created.data.data.apiKey).toMatchObject({ environment: 'test', permissions: ['search'] });
     const apiKey = clientWith(created.data.data.secretKey);
+
+    const uploaded = await account.PUT('/api/v1/sqlite-files/{fileName}', {
+      params: { path: { fileName: 'catalog.db' } },
+      // openapi-typescript types a binary body as string; the bytes go out as they are.
+      body: catalog as unknown as string,
+      bodySerializer: (bytes) => bytes,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    expect(uploaded.response.status).toBe(201);
+    expect(uploaded.data?.data.file).toMatchObject({ name: 'catalog.db', sizeBytes: catalog.length });
 
     const connected = await account.POST('/api/v1/databases', { body: { name: 'Catalog', engine: 'sqlite', database: 'catalog.db', environment: 'test', ssl: false } });
     if (!connected.data) throw new Error(`connect failed: ${JSON.stringify(connected.error)}`);

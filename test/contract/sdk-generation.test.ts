@@ -3,7 +3,7 @@
  * and a consumer of it in strict mode (scripts/check-sdk.ts, also `npm run sdk:check`), and the consumer then walks
  * a first session through the generated SDK against the in-process server.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkSdk, type SdkCheck } from '../../scripts/check-sdk.js';
@@ -30,12 +30,12 @@ describe('an SDK generated with @hey-api/openapi-ts', () => {
   });
 
   it('when the consumer runs against the server, then the generated SDK registers, connects SQLite and finds the rows', async () => {
-    await seedSqlite(join(t.dataDir, 'sqlite'), 'stone.db', 'products', [
+    const file = await seedSqlite(join(sdk.dir, 'files'), 'stone.db', 'products', [
       { id: 1, title: 'Granite countertop sealer', body: 'Protects quarried stone.' },
       { id: 2, title: 'Garden hose', body: 'Fifty feet of hose.' },
     ]);
-    const { firstSession } = (await import(join(sdk.dir, 'consumer.ts'))) as { firstSession: (baseUrl: string, file: string) => Promise<{ fields: Record<string, unknown> }[]> };
-    const results = await firstSession(t.server.url, 'stone.db');
+    const { firstSession } = (await import(join(sdk.dir, 'consumer.ts'))) as { firstSession: (baseUrl: string, file: string, bytes: Blob) => Promise<{ fields: Record<string, unknown> }[]> };
+    const results = await firstSession(t.server.url, 'stone.db', new Blob([readFileSync(file)]));
     expect(results.map((result) => result.fields.title)).toEqual(['Granite countertop sealer']);
   });
 });

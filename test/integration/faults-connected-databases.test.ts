@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
+import { setAccount } from '../../scripts/lib/store-admin.js';
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { onPrivatePostgres, startHangingProxy, startPrivatePostgres, type HangingProxy, type PrivatePostgres } from '../support/fault-instances.js';
@@ -39,7 +40,6 @@ beforeAll(async () => {
   await onPrivatePostgres(postgres.urlFor('hanging'), catalogStatements);
   proxy = await startHangingProxy(postgres.port);
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-fault-connected-'));
-  await seedSqlite(join(dataDir, 'sqlite'), 'notes.db', 'notes');
   server = await spawnServer({
     DATA_DIR: dataDir,
     TRUST_PROXY: 'true',
@@ -48,6 +48,8 @@ beforeAll(async () => {
   });
   client = new ApiClient(server.url);
   user = await registerUser(client);
+  await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, user.email, { plan: 'pro' });
+  await seedSqlite(join(dataDir, 'sqlite', user.id), 'notes.db', 'notes');
   key = await createKey(client, user, { rateLimitTier: 'pro', permissions: ['search'] });
   const connect = async (body: Record<string, unknown>) => {
     const answer = await client.post('/api/v1/databases', { environment: 'test', ...body }, { token: user.token });

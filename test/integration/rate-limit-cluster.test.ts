@@ -12,15 +12,18 @@ import { createKey, randomIp, registerUser } from '../support/factories.js';
 import { seedSqlite } from '../support/search-corpus.js';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { freshPostgresDatabase, redisUrl } from '../support/stores.js';
+import { setAccount } from '../../scripts/lib/store-admin.js';
 
 let servers: ServerProcess[] = [];
 let dropDatabase: () => Promise<void>;
 /** SQLITE_DATA_DIR of both processes, so a connected SQLite file is the same database for either. */
 const sqliteDir = mkdtempSync(join(tmpdir(), 'quarry-cluster-sqlite-'));
+let storeUrl: string;
 
 beforeAll(async () => {
   const database = await freshPostgresDatabase();
   dropDatabase = database.drop;
+  storeUrl = database.url;
   const shared = {
     DATABASE_URL: database.url,
     REDIS_URL: redisUrl,
@@ -30,7 +33,6 @@ beforeAll(async () => {
     TRUST_PROXY: 'true',
     SQLITE_DATA_DIR: sqliteDir,
   };
-  await seedSqlite(sqliteDir, 'cluster.db', 'products');
   // The first process applies the migrations; the second then starts on an up-to-date store.
   servers.push(await spawnServer({ ...shared, DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-a-')) }));
   servers.push(await spawnServer({ ...shared, DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-b-')) }));
@@ -46,6 +48,7 @@ describe('rate limits shared through Redis by two server processes', () => {
   it('when 600 requests for a key with a burst limit of 500 arrive at both processes, then exactly 500 are admitted', async () => {
     const [a, b] = servers.map((server) => new ApiClient(server.url));
     const user = await registerUser(a);
+    await setAccount(storeUrl, user.email, { plan: 'enterprise' });
     const key = await createKey(a, user, { rateLimitTier: 'enterprise', permissions: ['analytics'] });
     const statuses: number[] = [];
     // Waves of 40 in flight (20 per process) stay under the tier's 50 concurrent requests, so only the
@@ -68,6 +71,9 @@ describe('rate limits shared through Redis by two server processes', () => {
   it('when one visitor sends 12 searches with a publishable key to both processes at once, then exactly its 6 per IP are admitted', async () => {
     const [a, b] = servers.map((server) => new ApiClient(server.url));
     const user = await registerUser(a);
+    await setAccount(storeUrl, user.email, { plan: 'pro' });
+    // Each account connects only the SQLite files of its own folder.
+    await seedSqlite(join(sqliteDir, user.id), 'cluster.db', 'products');
     const connected = await a.post('/api/v1/databases', { name: 'Cluster', engine: 'sqlite', database: 'cluster.db', environment: 'test' }, { token: user.token });
     expect(connected.status, JSON.stringify(connected.body)).toBe(201);
     const created = await a.post('/api/v1/keys/publishable', {
@@ -85,6 +91,7 @@ describe('rate limits shared through Redis by two server processes', () => {
   it('when a key is revoked through one process, then the other rejects it at once (cache invalidated through Redis)', async () => {
     const [a, b] = servers.map((server) => new ApiClient(server.url));
     const user = await registerUser(a);
+    await setAccount(storeUrl, user.email, { plan: 'pro' });
     const key = await createKey(a, user, { rateLimitTier: 'pro' });
     expect((await b.get('/health', { token: key.secret })).body.data.authenticated).toBe(true);
     expect((await a.delete(`/api/v1/keys/${key.id}`, { token: user.token })).status).toBe(200);
@@ -98,9 +105,11 @@ describe('rate limits shared through Redis by two server processes', () => {
     expect(answer.body.error.code).toBe('KEY_REVOKED');
   });
 
-  it('when both processes report health, then both use Redis and the shared store', async () => {
+  it('when both processes report health to an admin, then both use Redis and the shared store', async () => {
+    const admin = await registerUser(new ApiClient(servers[0]!.url));
+    await setAccount(storeUrl, admin.email, { role: 'admin' });
     for (const server of servers) {
-      const health = await new ApiClient(server.url).get('/health');
+      const health = await new ApiClient(server.url).get('/api/v1/management/health', { token: admin.token });
       expect(health.body.data.checks).toMatchObject({ store: { status: 'up', detail: 'postgres' }, cache: { status: 'up', detail: 'redis' } });
     }
   });

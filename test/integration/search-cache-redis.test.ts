@@ -57,7 +57,7 @@ describe('searchDatabases with REDIS_URL', () => {
     try {
       const user = await registerUser(t.client);
       const key = await createKey(t.client, user, { environment: 'test' });
-      const file = join(t.dataDir, 'sqlite');
+      const file = join(t.dataDir, 'sqlite', user.id);
       await onSqlite(file, 'cache.db', ['CREATE TABLE notes (id INTEGER PRIMARY KEY, note TEXT)', "INSERT INTO notes VALUES (1, 'zebra crossing')"]);
       const id = (await t.client.post('/api/v1/databases', { name: 'Notes', engine: 'sqlite', database: 'cache.db', environment: 'test' }, { token: user.token })).body.data.database.id;
       const search = () => t.client.post('/api/v1/search', { query: 'zebra', databases: [id] }, { token: key.secret });

@@ -13,6 +13,7 @@ import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { waitForIndex } from '../support/index-sync.js';
+import { operatorCommand } from '../support/operator.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { freshPostgresDatabase } from '../support/stores.js';
 
@@ -34,14 +35,17 @@ beforeAll(async () => {
   const indexDir = mkdtempSync(join(tmpdir(), 'quarry-shared-index-'));
   sqliteDir = mkdtempSync(join(tmpdir(), 'quarry-shared-sqlite-'));
   dirs = [indexDir, sqliteDir];
+  const secrets = {
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    API_KEY_PEPPER: randomBytes(32).toString('hex'),
+    CREDENTIALS_KEY: randomBytes(32).toString('base64'),
+  };
   const shared = {
     DATABASE_URL: database.url,
     INDEX_URI: indexDir,
     INDEX_READ_CONSISTENCY_MS: String(CONSISTENCY_MS),
     SQLITE_DATA_DIR: sqliteDir,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    API_KEY_PEPPER: randomBytes(32).toString('hex'),
-    CREDENTIALS_KEY: randomBytes(32).toString('base64'),
+    ...secrets,
     TRUST_PROXY: 'true',
   };
   const dataDir = () => {
@@ -54,14 +58,16 @@ beforeAll(async () => {
   readers.push(await spawnServer({ ...shared, DATA_DIR: dataDir(), INDEX_SYNC: 'false' }));
   syncer = await spawnServer({ ...shared, DATA_DIR: dataDir(), INDEX_SYNC: 'true' });
 
-  await onSqlite(sqliteDir, 'shop.db', [
+  const client = new ApiClient(readers[0]!.url);
+  owner = await registerUser(client);
+  await operatorCommand({ DATABASE_URL: database.url, ...secrets }, ['plan', owner.email, 'enterprise']);
+  key = await createKey(client, owner, { rateLimitTier: 'enterprise' });
+  // Each account connects only the SQLite files of its own folder.
+  await onSqlite(join(sqliteDir, owner.id), 'shop.db', [
     'CREATE TABLE items (id INTEGER PRIMARY KEY, title TEXT NOT NULL)',
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
        INSERT INTO items SELECT i, 'item ' || i || ' of the ' || CASE i % 3 WHEN 0 THEN 'garden' WHEN 1 THEN 'kitchen' ELSE 'workshop' END || ' range' FROM n`,
   ]);
-  const client = new ApiClient(readers[0]!.url);
-  owner = await registerUser(client);
-  key = await createKey(client, owner, { rateLimitTier: 'enterprise' });
 }, 180_000);
 
 afterAll(async () => {
@@ -110,7 +116,7 @@ describe('one index, two answering processes and one syncing', () => {
   it('when a row changes and a reader asks for a sync, then the syncing process writes it and both readers see it', async () => {
     const [a, b] = readers.map((reader) => new ApiClient(reader.url));
     const databaseId = (await a!.get('/api/v1/databases', { token: owner.token })).body.data.databases[0].id as string;
-    await onSqlite(sqliteDir, 'shop.db', ["UPDATE items SET title = 'a unique aubergine planter' WHERE id = 7"]);
+    await onSqlite(join(sqliteDir, owner.id), 'shop.db', ["UPDATE items SET title = 'a unique aubergine planter' WHERE id = 7"]);
     const sync = await b!.post(`/api/v1/databases/${databaseId}/index/sync`, {}, { token: owner.token });
     expect(sync.status).toBe(202);
     const [items] = await waitForIndex(b!, owner.token, databaseId, { timeoutMs: 120_000 });

@@ -7,8 +7,8 @@ export interface ApiResponse<T = any> {
 export interface RequestOptions {
   token?: string;
   headers?: Record<string, string>;
-  /** Raw body text (sent as is); otherwise `body` is JSON-encoded. */
-  raw?: string;
+  /** Raw body text or bytes (sent as is); otherwise `body` is JSON-encoded. */
+  raw?: string | Uint8Array;
 }
 
 /** A small fetch wrapper for tests: JSON in, parsed JSON out, never throws on an HTTP status. */
@@ -18,12 +18,12 @@ export class ApiClient {
   async request<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let payload: string | undefined = options.raw;
+    let payload: string | Uint8Array | undefined = options.raw;
     if (payload === undefined && body !== undefined) {
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(this.baseUrl + path, { method, headers, body: payload });
+    const response = await fetch(this.baseUrl + path, { method, headers, body: payload as BodyInit | undefined });
     const text = await response.text();
     let parsed: unknown = text;
     try {

@@ -16,6 +16,7 @@ import { randomIp } from './factories.js';
 import { HOSTILE_ENV, createTenant, expectEnvelope, type Tenant } from './hostile.js';
 import { SchemaArbitraries, anyJson, nastyString } from './schema-arbitrary.js';
 import { startTestServer, type TestServer } from './test-server.js';
+import { makeAdmin } from './operator.js';
 
 const SEED = 20261122;
 const VALID_RUNS = Number(process.env.FUZZ_VALID_RUNS ?? 30);
@@ -190,6 +191,7 @@ export function fuzzContract(kinds: FuzzKind[]): void {
     t = await startTestServer(HOSTILE_ENV);
     sent = 0;
     admin = await createTenant(t, 'fuzz-admin', { email: 'fuzz-admin@example.com' });
+    await makeAdmin(t, admin.user);
   }, 60_000);
 
   afterAll(async () => {

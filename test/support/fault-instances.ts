@@ -152,10 +152,20 @@ export async function startSilentServer(): Promise<SilentServer> {
 
 export interface HangingProxy {
   port: number;
-  /** From now on: connections are accepted and never answered; open ones stop carrying data both ways. */
+  /**
+   * From now on: connections are accepted and never answered; open ones stop carrying data both ways, and a close
+   * from Quarry's side is never answered either (as from a server that was stopped with SIGSTOP or black-holed).
+   */
   hang(): void;
   /** Forwards again (new connections; connections opened while hung stay dead). */
   resume(): void;
+  /**
+   * Connections the client holds open to the target right now (from accept until the client closes its side), and
+   * the most at once since the last `resetPeak`.
+   */
+  open(): number;
+  peak(): number;
+  resetPeak(): void;
   close(): Promise<void>;
 }
 
@@ -163,17 +173,26 @@ export interface HangingProxy {
 export async function startHangingProxy(targetPort: number): Promise<HangingProxy> {
   const { connect } = await import('node:net');
   const sockets = new Set<Socket>();
+  const held = new Set<Socket>();
+  let peak = 0;
   let hung = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   };
-  const server: Server = createServer((client) => {
+  // Half-open sockets: an end from either side is passed on only while forwarding, never once hung.
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     track(client);
+    held.add(client);
+    peak = Math.max(peak, held.size);
+    client.on('end', () => held.delete(client));
+    client.on('close', () => held.delete(client));
     if (hung) return; // accepted, never answered
-    const upstream = connect(targetPort, '127.0.0.1');
+    const upstream = connect({ port: targetPort, host: '127.0.0.1', allowHalfOpen: true });
     track(upstream);
+    client.on('end', () => void (hung || upstream.end()));
+    upstream.on('end', () => void (hung || client.end()));
     client.on('data', (chunk) => void (hung || upstream.write(chunk)));
     upstream.on('data', (chunk) => void (hung || client.write(chunk)));
     client.on('close', () => upstream.destroy());
@@ -184,6 +203,9 @@ export async function startHangingProxy(targetPort: number): Promise<HangingProx
     port: (server.address() as { port: number }).port,
     hang: () => void (hung = true),
     resume: () => void (hung = false),
+    open: () => held.size,
+    peak: () => peak,
+    resetPeak: () => void (peak = held.size),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));

@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { ApiKeyModel } from '../../src/models/index.js';
 import type { ApiResponse } from './api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from './factories.js';
+import { grantPlan } from './operator.js';
 import { onSqlite } from './seed-databases.js';
 import type { TestServer } from './test-server.js';
 
@@ -17,7 +18,6 @@ export const HOSTILE_ENV = {
   JWT_SECRET: 'hostile-tests-jwt-secret-0123456789abcdef',
   API_KEY_PEPPER: 'hostile-tests-pepper-0123456789abcdef-xyz',
   CREDENTIALS_KEY: Buffer.alloc(32, 7).toString('base64'),
-  ADMIN_EMAILS: 'fuzz-admin@example.com',
   // Semantic indexing fails fast instead of loading a model: the fuzzer only cares that requests are answered.
   EMBEDDINGS_PROVIDER: 'remote',
   EMBEDDINGS_URL: 'http://127.0.0.1:9/v1',
@@ -41,10 +41,11 @@ export interface Tenant {
 export async function createTenant(t: TestServer, label = 'tenant', overrides: { email?: string } = {}): Promise<Tenant> {
   // A password of its own (not the contract's example one), so a scan for it in responses means something.
   const user = await registerUser(t.client, { password: `pw-${randomBytes(8).toString('hex')}-9`, ...overrides });
+  await grantPlan(t, user, 'enterprise');
   const key = await createKey(t.client, user, { name: `${label} key`, rateLimitTier: 'enterprise', environment: 'test', permissions: ['search', 'analytics', 'admin'] });
   await liftKeyLimits(key.id);
   const file = `${label}-${randomBytes(4).toString('hex')}.db`;
-  await onSqlite(join(t.dataDir, 'sqlite'), file, [
+  await onSqlite(join(t.dataDir, 'sqlite', user.id), file, [
     'CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, body TEXT)',
     "INSERT INTO notes (title, body) VALUES ('battery pack', 'order more battery packs'), ('secret plans', 'only for the owner')",
   ]);

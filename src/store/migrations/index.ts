@@ -6,6 +6,7 @@ import * as requestUsageRollups from './0004-request-usage-rollups.js';
 import * as searchIndex from './0020-search-index.js';
 import * as searchIndexColumns from './0021-search-index-columns.js';
 import * as publishableKeys from './0015-publishable-keys.js';
+import * as accountPlans from './0010-account-plans.js';
 
 export interface Migration {
   name: string;
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   { name: '0020-search-index', ...searchIndex },
   { name: '0021-search-index-columns', ...searchIndexColumns },
   { name: '0015-publishable-keys', ...publishableKeys },
+  { name: '0010-account-plans', ...accountPlans },
 ];

@@ -34,6 +34,8 @@ export interface ExampleRequest {
   /** Path with its query string. */
   url: string;
   body?: unknown;
+  /** The body's media type when it is not JSON (uploadSqliteFile's bytes); send `body` as it is then. */
+  contentType?: string;
 }
 
 /** Read-only view of openapi.yaml for the contract tests: operations, `$ref` resolution, responses, examples. */
@@ -142,11 +144,13 @@ export class Contract {
     const url = search ? `${path}?${search}` : path;
     if (!operation.spec.requestBody) return { url };
     const requestBody = this.resolve(operation.spec.requestBody);
-    const media = requestBody.content['application/json'];
+    // A body of another type (uploadSqliteFile's bytes) has its example too, with its media type.
+    const [mediaType, media] = Object.entries(requestBody.content).find(([type]) => type === 'application/json') ?? Object.entries(requestBody.content)[0] ?? [];
     const first = Object.values(media?.examples ?? {})[0];
     const body = first !== undefined ? this.resolve(first).value : media?.example;
     if (body === undefined && requestBody.required) throw new Error(`${operation.operationId}: the required request body has no example`);
-    return body === undefined ? { url } : { url, body };
+    if (body === undefined) return { url };
+    return mediaType === 'application/json' ? { url, body } : { url, body, contentType: mediaType };
   }
 
   private parameterExample(parameter: OpenAPIV3.ParameterObject): unknown {

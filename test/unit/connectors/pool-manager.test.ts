@@ -16,7 +16,10 @@ function fakeExecutor(): PooledExecutor & { closed: boolean } {
     closed: false,
     quoteIdent: (n: string) => `"${n}"`,
     placeholder: (n: number) => `$${n}`,
-    query: vi.fn(async () => [{ ok: 1 }]),
+    query: vi.fn(async () => {
+      if (executor.closed) throw new Error('pool closed');
+      return [{ ok: 1 }];
+    }),
     stats: () => ({ open: !executor.closed, total: 1, idle: 1, waiting: 0, max: 5 }),
     close: vi.fn(async () => {
       executor.closed = true;
@@ -105,7 +108,8 @@ describe('PoolManager', () => {
     const busy = fakeExecutor();
     let release: () => void = () => undefined;
     (busy.query as ReturnType<typeof vi.fn>).mockImplementation(() => new Promise((resolve) => (release = () => resolve([]))));
-    const { manager } = managerWith(async () => (manager.has('idle') && !manager.has('busy') ? busy : idle), 1000);
+    const factory = vi.fn(async (opened: ConnectionSettings) => (opened.database === 'other' ? busy : idle));
+    manager = new PoolManager({ hostPolicy: policy, createExecutor: factory, idleCloseMs: 1000 });
     await manager.get('idle', settings());
     const busyExecutor = await manager.get('busy', settings({ database: 'other' }));
     const running = busyExecutor.query('SELECT 1', [], { timeoutMs: 100 });
@@ -128,5 +132,78 @@ describe('PoolManager', () => {
     await manager.get('b', settings());
     await manager.closeAll();
     expect(executors.every((e) => e.closed)).toBe(true);
+  });
+
+  describe('bounds per database server and in all (issue 23 item 4)', () => {
+    const bounded = (options: { maxPerHost?: number; maxTotal?: number; max?: number; connectTimeoutMs?: number }) => {
+      const executors: Array<ReturnType<typeof fakeExecutor>> = [];
+      manager = new PoolManager({ hostPolicy: policy, max: 5, connectTimeoutMs: 300, ...options, createExecutor: async () => {
+        const e = fakeExecutor();
+        executors.push(e);
+        return e;
+      } });
+      return { manager, executors };
+    };
+    const on = (host: string, database: string) => settings({ host, database });
+
+    it('when more pools of one server are needed than its bound, then the least recently used idle ones are closed first and the bound is never passed', async () => {
+      const { manager, executors } = bounded({ maxPerHost: 10 });
+      const a = await manager.get('a', on('db1', 'a'));
+      await manager.get('b', on('db1', 'b'));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await a.query('SELECT 1', [], { timeoutMs: 100 }); // a is now used more recently than b
+      await manager.get('c', on('db1', 'c'));
+      expect(manager.held()).toEqual({ total: 10, byHost: { 'db1:5432': 10 } });
+      expect(manager.has('b')).toBe(false);
+      expect(manager.has('a')).toBe(true);
+      expect(executors[1]!.closed).toBe(true);
+      await manager.get('d', on('db2', 'd')); // another server has its own bound
+      expect(manager.held().byHost).toEqual({ 'db1:5432': 10, 'db2:5432': 5 });
+    });
+
+    it('when every pool of the server is busy, then a new one waits for one to go idle, and fails with DATABASE_TIMEOUT if none does in time', async () => {
+      const { manager, executors } = bounded({ maxPerHost: 5 });
+      const a = await manager.get('a', on('db1', 'a'));
+      let finish: () => void = () => undefined;
+      (executors[0]!.query as ReturnType<typeof vi.fn>).mockImplementation(() => new Promise((resolve) => (finish = () => resolve([]))));
+      const running = a.query('SELECT pg_sleep(1)', [], { timeoutMs: 1000 });
+      await expect(manager.get('b', on('db1', 'b'))).rejects.toMatchObject({ code: 'DATABASE_TIMEOUT', details: { reason: 'host_connections' } });
+      const waiting = manager.get('c', on('db1', 'c'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(manager.has('a')).toBe(true);
+      finish();
+      await running;
+      await expect(waiting).resolves.toBeTruthy();
+      expect(manager.has('a')).toBe(false);
+      expect(manager.held().byHost).toEqual({ 'db1:5432': 5 });
+    });
+
+    it('when the total bound is reached, then idle pools of any server make room', async () => {
+      const { manager } = bounded({ maxPerHost: 20, maxTotal: 10 });
+      await manager.get('a', on('db1', 'a'));
+      await manager.get('b', on('db2', 'b'));
+      await manager.get('c', on('db3', 'c'));
+      expect(manager.held().total).toBe(10);
+      expect(manager.has('a')).toBe(false);
+    });
+
+    it('when an executor handed out was closed to make room, then its next query opens the pool again; one closed because its connection changed stays closed', async () => {
+      const { manager, executors } = bounded({ maxPerHost: 5 });
+      const a = await manager.get('a', on('db1', 'a'));
+      await manager.get('b', on('db1', 'b'));
+      expect(manager.has('a')).toBe(false);
+      await expect(a.query('SELECT 1', [], { timeoutMs: 100 })).resolves.toEqual([{ ok: 1 }]);
+      expect(manager.has('a')).toBe(true);
+      expect(executors).toHaveLength(3);
+      await manager.close('a'); // updated or deleted
+      await expect(a.query('SELECT 1', [], { timeoutMs: 100 })).rejects.toThrow('pool closed');
+      expect(manager.has('a')).toBe(false);
+    });
+
+    it('when the connections are SQLite files, then no server bound applies, only the total', async () => {
+      const { manager } = bounded({ maxPerHost: 5, maxTotal: 100 });
+      for (const name of ['a', 'b', 'c']) await manager.get(name, settings({ engine: 'sqlite', host: null, port: null, database: `/data/${name}.db` }));
+      expect(manager.held()).toEqual({ total: 15, byHost: {} });
+    });
   });
 });

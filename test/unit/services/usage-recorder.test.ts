@@ -8,6 +8,8 @@ function recorder(options: { fail?: () => boolean; maxBuffered?: number } = {}) 
   const written: UsageDelta[][] = [];
   const updates: Array<[string, number, string]> = [];
   const errors: unknown[] = [];
+  /** The retry waits' clock: each flush of a test comes a minute after the last. */
+  let now = 0;
   const usage = new UsageRecorder({
     usage: {
       add: async (rows) => {
@@ -19,6 +21,7 @@ function recorder(options: { fail?: () => boolean; maxBuffered?: number } = {}) 
     flushMs: 60_000,
     onError: (error) => errors.push(error),
     maxBuffered: options.maxBuffered,
+    now: () => (now += 60_000),
   });
   return { usage, written, updates, errors };
 }

@@ -1,0 +1,45 @@
+/**
+ * The operator's commands on accounts (`npm run user -- role|plan|plans`, issue 23 items 1 and 3), run as the
+ * operator runs them, against the store of a running server: the only way an account becomes an admin or gets a
+ * plan above free, besides an admin's updateUserPlan. (Taking a role away is the same command, tested in-process in
+ * test/api/security-privilege.test.ts.)
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
+import { ApiClient } from '../support/api-client.js';
+import { registerUser } from '../support/factories.js';
+import { operatorCommand } from '../support/operator.js';
+
+let server: ServerProcess | undefined;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-operator-')) };
+  server = await spawnServer({ ...env, TRUST_PROXY: 'true' });
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('npm run user', () => {
+  it('when the operator makes an account an admin and gives it a plan, then the account has both at once', async () => {
+    const client = new ApiClient(server!.url);
+    const user = await registerUser(client);
+    expect((await client.get('/api/v1/analytics/admin/user-activity', { token: user.token })).status).toBe(403);
+
+    expect(await operatorCommand(env, ['role', user.email, 'admin'])).toContain(`${user.email}: enabled, role admin, plan free`);
+    expect((await client.get('/api/v1/analytics/admin/user-activity', { token: user.token })).status).toBe(200);
+
+    expect(await operatorCommand(env, ['plan', user.email.toUpperCase(), 'pro'])).toContain('plan pro');
+    expect((await client.post('/api/v1/keys', { name: 'pro key', rateLimitTier: 'pro' }, { token: user.token })).status).toBe(201);
+    expect(await operatorCommand(env, ['plans'])).toContain(`${user.email}: enabled, role admin, plan pro`);
+  }, 120_000);
+
+  it('when a command names no account or an unknown role, then it fails and says why', async () => {
+    await expect(operatorCommand(env, ['plan', 'nobody@example.com', 'pro'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('No account with the email nobody@example.com') });
+    await expect(operatorCommand(env, ['role', 'nobody@example.com', 'root'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run user') });
+  }, 120_000);
+});
