@@ -20,7 +20,7 @@
  * BENCH_PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres) and MYSQL_URL (default
  * mysql://root@127.0.0.1:3306/test) say where the engines are.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
@@ -112,9 +112,10 @@ async function main(): Promise<void> {
   const reference = bm25Reference(collection);
   const referenceMeasures = measure(collection, reference);
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-relevance-'));
-  const sqliteDir = join(dataDir, 'sqlite');
-  await import('node:fs').then((fs) => fs.mkdirSync(sqliteDir, { recursive: true }));
-  await Promise.all([loadPostgres(), loadMysql(), loadSqlite(sqliteDir, 'cranfield.db', whole), loadSqlite(sqliteDir, 'cranfield_part.db', part(2))]);
+  // The SQLite files are made here once and copied into the folder of each account that connects them.
+  const sqliteFiles = join(dataDir, 'files');
+  mkdirSync(sqliteFiles, { recursive: true });
+  await Promise.all([loadPostgres(), loadMysql(), loadSqlite(sqliteFiles, 'cranfield.db', whole), loadSqlite(sqliteFiles, 'cranfield_part.db', part(2))]);
   console.log(`Cranfield: ${whole.length} documents, ${collection.queries.length} queries, loaded into PostgreSQL, MariaDB and SQLite (whole and split by id mod 3)`);
 
   const config = loadConfig({ NODE_ENV: 'development', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0' });
@@ -133,6 +134,12 @@ async function main(): Promise<void> {
     const registered = await client.post('/api/v1/auth/register', { email, password: 'correct-horse-42', name });
     if (registered.status !== 201) throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
     const token = registered.body.data.tokens.accessToken as string;
+    const userId = registered.body.data.user.id as string;
+    // What the operator does (`npm run user -- plan`): this account may hold enterprise keys.
+    await server.services.plans.setPlanByEmail(email, 'enterprise');
+    const own = join(config.sqliteDataDir, userId);
+    mkdirSync(own, { recursive: true });
+    for (const body of bodies) if (body.engine === 'sqlite') copyFileSync(join(sqliteFiles, String(body.database)), join(own, String(body.database)));
     const key = await client.post('/api/v1/keys', { name, environment: 'test', permissions: ['search'], rateLimitTier: 'enterprise' }, { token });
     if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
     const databases: string[] = [];

@@ -21,7 +21,7 @@
  *
  *   npx tsx scripts/bench-search.ts [queries through Quarry per engine, default 200]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
@@ -33,6 +33,7 @@ import {
   ensurePostgresDatabase, ensureSqliteArticles, SQLITE_FILE, verboseQueries,
 } from './lib/bench-corpus.js';
 import { spawnServer } from './lib/spawn-server.js';
+import { setAccount } from './lib/store-admin.js';
 import { percentile } from './lib/stats.js';
 
 const measured = Number(process.argv[2] ?? 200);
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
 
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-search-'));
   const server = await spawnServer({
-    DATA_DIR: dataDir, SQLITE_DATA_DIR: CORPUS_DIR, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development',
+    DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development',
   }, { built: true });
   const client = new ApiClient(server.url);
   const connection: Record<Engine, Record<string, unknown>> = {
@@ -108,6 +109,14 @@ async function main(): Promise<void> {
     for (const engine of ['postgres', 'mysql', 'sqlite'] as const) {
       const registered = await client.post('/api/v1/auth/register', { email: `bench-${engine}-${Date.now()}@example.com`, password: 'correct-horse-42', name: engine });
       const token = registered.body.data.tokens.accessToken as string;
+      // What the operator does (`npm run user -- plan`), straight into the server's store: enterprise keys and rows.
+      await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, registered.body.data.user.email, { plan: 'enterprise' });
+      if (engine === 'sqlite') {
+        // The account's own SQLite folder, holding the corpus file (a hard link: the same bytes, nothing copied).
+        const own = join(dataDir, 'sqlite', registered.body.data.user.id);
+        mkdirSync(own, { recursive: true });
+        linkSync(join(CORPUS_DIR, SQLITE_FILE), join(own, SQLITE_FILE));
+      }
       const key = (await client.post('/api/v1/keys', { name: engine, environment: 'live', permissions: ['search'], rateLimitTier: 'enterprise' }, { token })).body.data.secretKey as string;
 
       // Sync: from the connection to the table being searchable.
