@@ -29,7 +29,7 @@ function isInside(dir: string, candidate: string): boolean {
 }
 
 function missing(): ConnectorError {
-  return new ConnectorError('DATABASE_NOT_FOUND', 'The SQLite file does not exist in your folder: upload it with PUT /api/v1/databases/sqlite-files/{fileName}.', { engine: 'sqlite' });
+  return new ConnectorError('DATABASE_NOT_FOUND', 'The SQLite file does not exist in your folder: upload it with PUT /api/v1/sqlite-files/{fileName}.', { engine: 'sqlite' });
 }
 
 /**

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, fromIp, randomIp, registerUser, type TestKey, type TestUser } from '../support/factories.js';
+import { grantPlan } from '../support/operator.js';
 import { CORPUS, seedSqlite } from '../support/search-corpus.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -23,14 +24,16 @@ let db: { shop: string; other: string; live: string };
 
 beforeAll(async () => {
   t = await startTestServer();
-  const dir = join(t.dataDir, 'sqlite');
+  owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
+  // The owner's own SQLite folder: the only one its connections can name.
+  const dir = join(t.dataDir, 'sqlite', owner.id);
   await seedSqlite(dir, shopFile, 'products');
   await onSqlite(dir, shopFile, [
     'CREATE TABLE staff (id INTEGER PRIMARY KEY, note TEXT)',
     "INSERT INTO staff VALUES (1, 'Confidential payroll for the headphones team'), (2, 'Confidential salaries')",
   ]);
   await seedSqlite(dir, otherFile, 'products', CORPUS.slice(0, 6));
-  owner = await registerUser(t.client);
   secret = await createKey(t.client, owner, { permissions: ['search', 'analytics'] });
   const connect = async (file: string, environment: string) => {
     const res = await t.client.post('/api/v1/databases', { name: file, engine: 'sqlite', database: file, environment }, { token: owner.token });

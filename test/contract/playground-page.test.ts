@@ -34,9 +34,10 @@ describe.skipIf(!runs)(browserSuite('GET /playground in headless Chromium'), () 
   beforeAll(async () => {
     t = await startTestServer();
     const origin = new URL(t.server.url).origin;
-    await seedSqlite(join(t.dataDir, 'sqlite'), 'catalog.db', 'products', CORPUS);
-    await seedSqlite(join(t.dataDir, 'sqlite'), 'reviews.db', 'reviews', reviews);
     const owner = await registerUser(t.client);
+    // The owner's own SQLite folder: the only one its connections can name.
+    await seedSqlite(join(t.dataDir, 'sqlite', owner.id), 'catalog.db', 'products', CORPUS);
+    await seedSqlite(join(t.dataDir, 'sqlite', owner.id), 'reviews.db', 'reviews', reviews);
     const connect = async (name: string, database: string) =>
       (await t.client.post('/api/v1/databases', { name, engine: 'sqlite', database, environment: 'test' }, { token: owner.token })).body.data.database.id as string;
     const databases = [await connect('Product catalog', 'catalog.db'), await connect('Reviews', 'reviews.db')];

@@ -77,7 +77,7 @@ describe.skipIf(!runs)(browserSuite("the README's search page on another origin,
     expect(readme).toContain('PUBLISHABLE_ORIGIN=http://localhost:8080 examples/curl.sh');
     const { stdout } = await promisify(execFile)('bash', ['examples/curl.sh'], {
       cwd: repoRoot,
-      env: { ...process.env, QUARRY_URL: fresh.url, SQLITE_DATA_DIR: join(dataDir, 'sqlite'), PUBLISHABLE_ORIGIN: shop.origin },
+      env: { ...process.env, QUARRY_URL: fresh.url, EXAMPLE_DIR: join(dataDir, 'examples'), PUBLISHABLE_ORIGIN: shop.origin },
     });
     publishable = /publishable key: (quarry_pk_test_\w+)/.exec(stdout)?.[1] ?? '';
     expect(publishable, stdout).toMatch(/^quarry_pk_test_[A-Za-z0-9]{52}$/);
