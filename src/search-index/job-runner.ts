@@ -151,9 +151,13 @@ export class IndexJobRunner {
   private async run(job: IndexJobRecord, signal: AbortSignal): Promise<SyncOutcome['status'] | 'failed'> {
     try {
       const record = await this.deps.findConnection(job.connectionId);
-      if (!record) return 'cancelled'; // the connection was deleted: its jobs and index rows went with it
-      const indexed = await this.deps.tables.find(job.connectionId, job.tableName);
-      if (!indexed) return 'cancelled'; // the table left the index
+      const indexed = record ? await this.deps.tables.find(job.connectionId, job.tableName) : null;
+      if (!record || !indexed) {
+        // The connection was deleted or the table left the index: the job ends here, or it would stay running and
+        // hold its space until its heartbeat went stale, then be claimed (and left running) again.
+        await this.deps.jobs.cancel(job.id, new Date(this.now()));
+        return 'cancelled';
+      }
       // Whether rows are embedded is the table's setting when the job runs, not when it was queued.
       if (job.semantic !== indexed.semantic) {
         Object.assign(job, { semantic: indexed.semantic, providerId: indexed.semantic ? this.deps.provider.id : null });
