@@ -187,6 +187,31 @@ describe('a text sync', () => {
   }, SLOW);
 });
 
+describe('rows the index cannot hold', () => {
+  it('when a table has a row whose key is too long to index, then a row deleted at the source still leaves the index', async () => {
+    await onSource(store.dir, [
+      'CREATE TABLE pages (url TEXT PRIMARY KEY, body TEXT)',
+      `INSERT INTO pages VALUES ('https://example.com/${'x'.repeat(600)}', 'an endless page'), ('https://example.com/a', 'first page'), ('https://example.com/b', 'second page')`,
+    ]);
+    const pages: TableSchema = {
+      name: 'pages', schema: null, primaryKey: ['url'], rowEstimate: 0, textColumns: ['body'], fullTextIndexes: [],
+      columns: [{ name: 'url', type: 'TEXT', searchable: true }, { name: 'body', type: 'TEXT', searchable: true }],
+    };
+    const executor = await sourceExecutor(store.dir);
+    try {
+      const first = await sync({ table: pages, src: 'itb_pages', executor });
+      expect(first.job).toMatchObject({ rowsDone: 3, rowsWritten: 2 });
+      expect(await space.countRows('itb_pages')).toBe(2);
+      await onSource(store.dir, ["DELETE FROM pages WHERE url = 'https://example.com/b'"]);
+      const second = await sync({ table: pages, src: 'itb_pages', executor });
+      expect(second.job).toMatchObject({ rowsDone: 2, rowsDeleted: 1 });
+      expect(await space.countRows('itb_pages')).toBe(1);
+    } finally {
+      await executor.close();
+    }
+  }, SLOW);
+});
+
 describe('a semantic sync', () => {
   it('when a table is synced with embeddings, then every row with text gets its vector and is found by it', async () => {
     const provider = new FakeProvider();
