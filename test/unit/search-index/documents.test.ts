@@ -4,6 +4,7 @@ import {
   contentTables, cursorOf, existingKeysQuery, fieldValue, indexableProblem, indexRowOf, MAX_FIELD_CHARS, MAX_INDEX_TEXT_CHARS,
   MAX_KEY_CHARS, pageQuery, rowId, tableId,
 } from '../../../src/search-index/documents.js';
+import { docsTable } from './support.js';
 
 type Engine = SqlExecutor['engine'];
 
@@ -12,21 +13,7 @@ const executor = (engine: Engine): SqlExecutor => ({
   engine, ...DIALECTS[engine], query: () => Promise.reject(new Error('statements are only built here')),
 });
 
-const table = (overrides: Partial<TableSchema> = {}): TableSchema => ({
-  name: 'docs',
-  schema: null,
-  primaryKey: ['id'],
-  rowEstimate: 0,
-  columns: [
-    { name: 'id', type: 'INTEGER', searchable: false },
-    { name: 'title', type: 'TEXT', searchable: true },
-    { name: 'body', type: 'TEXT', searchable: true },
-    { name: 'price', type: 'REAL', searchable: false },
-  ],
-  textColumns: ['title', 'body'],
-  fullTextIndexes: [],
-  ...overrides,
-});
+const table = (overrides: Partial<TableSchema> = {}): TableSchema => ({ ...docsTable, ...overrides });
 
 const composite = table({
   name: 'lines', schema: 'shop', primaryKey: ['order_id', 'line'],
@@ -40,7 +27,7 @@ const composite = table({
 });
 
 describe('indexRowOf', () => {
-  const row = { id: 7, title: ' Kettle ', body: 'Descale it with vinegar', price: 12.5 };
+  const row = { id: 7, title: ' Kettle ', body: 'Descale it with vinegar', views: 12 };
 
   it('when a row is indexed, then its text is the text columns joined, and its fields and key are JSON', () => {
     const indexed = indexRowOf('itb_1', table(), row)!;
@@ -60,7 +47,7 @@ describe('indexRowOf', () => {
 
   it('when only a field outside the text changes, then the row hash changes but the text hash (and so its vector) stays', () => {
     const before = indexRowOf('itb_1', table(), row)!;
-    const after = indexRowOf('itb_1', table(), { ...row, price: 9.99 })!;
+    const after = indexRowOf('itb_1', table(), { ...row, views: 13 })!;
     expect(after.hash).not.toBe(before.hash);
     expect(after.thash).toBe(before.thash);
     expect(indexRowOf('itb_1', table(), { ...row })!.hash).toBe(before.hash);
@@ -114,14 +101,14 @@ describe('fieldValue', () => {
 describe('pageQuery', () => {
   it('when the first page of a single-key table is read, then it is ordered by the key with no cursor', () => {
     expect(pageQuery(executor('sqlite'), table(), null, 500)).toEqual({
-      sql: 'SELECT "id", "title", "body", "price" FROM "docs" ORDER BY "id" LIMIT 500', params: [],
+      sql: 'SELECT "id", "title", "body", "views" FROM "docs" ORDER BY "id" LIMIT 500', params: [],
     });
   });
 
   it.each([
-    ['sqlite', 'SELECT "id", "title", "body", "price" FROM "docs" WHERE "id" > ? ORDER BY "id" LIMIT 100'],
-    ['mysql', 'SELECT `id`, `title`, `body`, `price` FROM `docs` WHERE `id` > ? ORDER BY `id` LIMIT 100'],
-    ['postgres', 'SELECT "id", "title", "body", "price" FROM "docs" WHERE "id" > $1 ORDER BY "id" LIMIT 100'],
+    ['sqlite', 'SELECT "id", "title", "body", "views" FROM "docs" WHERE "id" > ? ORDER BY "id" LIMIT 100'],
+    ['mysql', 'SELECT `id`, `title`, `body`, `views` FROM `docs` WHERE `id` > ? ORDER BY `id` LIMIT 100'],
+    ['postgres', 'SELECT "id", "title", "body", "views" FROM "docs" WHERE "id" > $1 ORDER BY "id" LIMIT 100'],
   ] as const)('when a %s page follows a cursor, then it reads the rows after it', (engine, sql) => {
     expect(pageQuery(executor(engine), table(), [41], 100)).toEqual({ sql, params: [41] });
   });
