@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { ApiClient, type ApiResponse } from '../support/api-client.js';
 import { createKey, registerUser } from '../support/factories.js';
+import { waitForIndex } from '../support/indexing.js';
 import { onPrivatePostgres, startHangingProxy, startPrivatePostgres, type HangingProxy, type PrivatePostgres } from '../support/fault-instances.js';
 import { seedSqlite } from '../support/search-corpus.js';
 
@@ -71,6 +72,9 @@ describe('graceful shutdown', () => {
     };
     const slow = await connect({ name: 'Slow', engine: 'postgres', host: '127.0.0.1', port: proxy!.port, database: 'slow', username: 'postgres', password: '' });
     const notes = await connect({ name: 'Notes', engine: 'sqlite', database: 'notes.db' });
+    // The connections' first syncs end before the database hangs (a sync reading a hanging database holds the stop).
+    await waitForIndex(client, user.token, slow);
+    await waitForIndex(client, user.token, notes);
 
     // Answered before the signal: recorded in memory only (no timed flush within this test).
     const early: ApiResponse[] = [];
@@ -82,9 +86,9 @@ describe('graceful shutdown', () => {
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       server!.child.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    // In flight at the signal: searches that wait SEARCH_TIMEOUT_MS for the hanging database.
+    // In flight at the signal: live searches that wait SEARCH_TIMEOUT_MS for the hanging database.
     const slowSearches = Array.from({ length: 4 }, (_, i) =>
-      client.post('/api/v1/search', { query: `headphones ${i}`, databases: [slow, notes] }, { token: key.secret }),
+      client.post('/api/v1/search', { query: `headphones ${i}`, databases: [slow, notes], live: true }, { token: key.secret }),
     );
     await new Promise((resolve) => setTimeout(resolve, 300));
     const signalledAt = Date.now();
