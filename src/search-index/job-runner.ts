@@ -165,9 +165,18 @@ export class IndexJobRunner {
       }
       const table = (await this.deps.tablesOf(record)).find((t) => tableId(t) === job.tableName);
       if (!table) throw new AppError('NOT_FOUND', `The table "${job.tableName}" is no longer in the database's schema.`, { resource: 'table', id: job.tableName });
+      const space = await this.deps.store.ensureSpace(job.space);
       const outcome = await runSyncJob(
         {
-          jobs: this.deps.jobs,
+          jobs: {
+            progress: (id, changes) => this.deps.jobs.progress(id, changes),
+            // The table is recorded as synced before its job says done: whoever sees the job done finds the table
+            // searchable (by meaning too, after a semantic sync).
+            finish: async (id, status, changes) => {
+              await this.markSynced(indexed, job, table, { rows: await space.countRows(indexed.id), truncated: changes.truncated ?? false });
+              return this.deps.jobs.finish(id, status, changes);
+            },
+          },
           now: this.now,
           pageRows: this.deps.sync?.pageRows ?? 1000,
           embedPageRows: this.deps.sync?.embedPageRows ?? 64,
@@ -179,12 +188,12 @@ export class IndexJobRunner {
           executor: await this.deps.executorFor(record),
           table,
           src: indexed.id,
-          space: await this.deps.store.ensureSpace(job.space),
+          space,
           provider: job.semantic ? this.deps.provider : null,
           signal,
         },
       );
-      if (outcome.status === 'done') await this.recordSync(indexed, job, table, outcome);
+      if (outcome.status === 'done') await this.afterSync(job);
       return outcome.status;
     } catch (error) {
       if (signal.aborted && this.stopping) return 'stopped';
@@ -195,12 +204,9 @@ export class IndexJobRunner {
     }
   }
 
-  /**
-   * The table is searchable from the index as of the job's start; older jobs of the table are forgotten. Semantic
-   * search turned on while the job ran without it queues the sync that embeds the rows.
-   */
-  private async recordSync(indexed: IndexTableRecord, job: IndexJobRecord, table: TableSchema, outcome: { rows: number; truncated: boolean }): Promise<void> {
-    const now = await this.deps.tables.update(indexed.id, {
+  /** The table is searchable from the index as of the job's start. */
+  private async markSynced(indexed: IndexTableRecord, job: IndexJobRecord, table: TableSchema, outcome: { rows: number; truncated: boolean }): Promise<void> {
+    await this.deps.tables.update(indexed.id, {
       rows: outcome.rows,
       truncated: outcome.truncated,
       keyColumns: table.primaryKey,
@@ -209,7 +215,16 @@ export class IndexJobRunner {
       syncedAt: new Date(this.now()),
       syncStartedAt: job.startedAt ?? new Date(this.now()),
     });
+  }
+
+  /**
+   * Older jobs of the table are forgotten. Semantic search turned on while the job ran without it queues the sync
+   * that embeds the rows, read once this job has ended (a table has one live job at a time: turned on later, the
+   * setting queued its own sync).
+   */
+  private async afterSync(job: IndexJobRecord): Promise<void> {
     await this.deps.jobs.pruneEnded(job.connectionId, job.tableName, [job.id]);
+    const now = await this.deps.tables.find(job.connectionId, job.tableName);
     if (now?.semantic && !job.semantic) {
       await this.deps.jobs.createQueued({
         id: newId('ijob'), connectionId: job.connectionId, tableName: job.tableName, space: job.space, trigger: 'settings',
