@@ -43,6 +43,10 @@ export const settings: SettingSpec[] = [
   { name: 'EMBEDDINGS_URL', default: '(unset)', meaning: 'Base URL of the remote embeddings service; Quarry calls `POST <EMBEDDINGS_URL>/embeddings` (required when `remote`).' },
   { name: 'EMBEDDINGS_MODEL', default: '(unset)', meaning: 'Model name sent to the remote service, e.g. `text-embedding-3-small` (required when `remote`).' },
   { name: 'EMBEDDINGS_API_KEY', default: '(unset)', meaning: 'Bearer key for the remote embeddings service; never logged or returned.' },
+  { name: 'INDEX_URI', default: '<DATA_DIR>/index', meaning: "Where Quarry's search index lives: a folder, or an object store URI (`s3://`, `gs://`, `az://`) that several server processes share." },
+  { name: 'INDEX_READ_CONSISTENCY_MS', default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read).' },
+  { name: 'INDEX_SYNC', default: 'true', meaning: 'This process runs index sync jobs and the sync schedule; `false` leaves them to the processes that do (it still searches the index).' },
+  { name: 'INDEX_SYNC_JOBS', default: '2', meaning: 'Index sync jobs one process runs at once, each in another search space (1-16).' },
   { name: 'RESPONSE_BATCHING', default: 'true', meaning: 'Write the responses finished in one event-loop turn together, so a busy server wakes its peer (proxy, client) once per turn; `false` writes each at once.' },
   { name: 'VALIDATE_RESPONSES', default: 'false', meaning: 'Check every response against openapi.yaml and record violations (tests turn it on).' },
 ];

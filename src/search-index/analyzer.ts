@@ -6,7 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import stem from 'wink-porter2-stemmer';
-import type { QueryNode } from '../search/boolean-query.js';
+import type { AnyWordQuery, QueryNode } from '../search/boolean-query.js';
 import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search/highlight.js';
 
 /**
@@ -95,18 +95,22 @@ function markWords(window: string, stems: Set<string>): string {
 }
 
 /**
- * The index query of a parsed natural-mode query: every word outside an exclusion ranks (phrases too, word by
- * word: the index keeps no positions), and the words of `-word` / `-"a phrase"` keep a row out.
+ * The index query of a compiled natural-mode query, the any-word reading the live path uses too: every word outside
+ * an exclusion ranks, a quoted word or phrase must be in the row (a phrase word by word: the index keeps no
+ * positions), and the words of `-word` / `-"a phrase"` keep a row out.
  */
-export function indexTextQuery(root: QueryNode | null): { words: string; exclude: string[] } {
-  const words: string[] = [];
-  const exclude: string[] = [];
-  const walk = (node: QueryNode, into: string[]) => {
-    if (node.kind === 'term') into.push(node.word);
-    else if (node.kind === 'phrase') into.push(...node.words);
-    else if (node.kind === 'not') walk(node.child, exclude);
-    else node.children.forEach((child) => walk(child, into));
+export function indexTextQuery(query: { root: QueryNode | null; anyWord: AnyWordQuery | null }): { words: string; require: string[]; exclude: string[] } {
+  const wordsOf = (nodes: QueryNode[]): string[] => {
+    const into: string[] = [];
+    const walk = (node: QueryNode) => {
+      if (node.kind === 'term') into.push(node.word);
+      else if (node.kind === 'phrase') into.push(...node.words);
+      else if (node.kind !== 'not') node.children.forEach(walk);
+    };
+    nodes.forEach(walk);
+    return into;
   };
-  if (root) walk(root, words);
-  return { words: words.join(' '), exclude };
+  const { anyWord } = query;
+  if (!anyWord) return { words: wordsOf(query.root ? [query.root] : []).join(' '), require: [], exclude: [] };
+  return { words: wordsOf([anyWord.rank]).join(' '), require: wordsOf(anyWord.required), exclude: wordsOf(anyWord.excluded) };
 }

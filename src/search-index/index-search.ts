@@ -123,9 +123,10 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     ranked = counted;
   } else {
     const depth = Math.max(input.window, HYBRID_DEPTH);
+    // A ranking with no weight (semanticRatio 0 or 1) neither ranks nor adds rows of its own.
     const [byText, byMeaning] = await Promise.all([
-      searchText(Math.max(depth, COUNT_CAP + 1)),
-      input.vector ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
+      input.semanticRatio < 1 ? searchText(Math.max(depth, COUNT_CAP + 1)) : Promise.resolve([]),
+      input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
     ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
     // Every text match counts, and so does every row only the meaning ranking found.

@@ -22,6 +22,9 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
 import { loadLance } from './lance.js';
 
+/** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
+export const MAX_TOKEN_BYTES = 40;
+
 /** One row of an indexed table, as the index keeps it. */
 export interface IndexRow {
   rid: string;
@@ -58,7 +61,11 @@ export interface IndexHit {
 
 /** A text query: words ranked by BM25 (any may match); `exclude` words keep a row out. */
 export interface TextQuery {
+  /** Words that rank a row; any of them may match. */
   words: string;
+  /** Words a row must hold (a quoted word or phrase), each of them. */
+  require?: string[];
+  /** Words a row must not hold. */
   exclude?: string[];
   /** Edits a word may differ by and still match (typo tolerance); 0 or absent: exact words only. */
   fuzziness?: number;
@@ -174,7 +181,7 @@ export class IndexStore {
       if (!indexes.has('rid')) await table.createIndex('rid', { config: lancedb.Index.btree() });
       if (!indexes.has('src')) await table.createIndex('src', { config: lancedb.Index.bitmap() });
       // Without positions: an index about 7 times smaller; phrases are not matched by adjacency (see searchText).
-      if (!indexes.has('text')) await table.createIndex('text', { config: lancedb.Index.fts({ withPosition: false }) });
+      if (!indexes.has('text')) await table.createIndex('text', { config: lancedb.Index.fts({ withPosition: false, maxTokenLength: MAX_TOKEN_BYTES }) });
     });
     this.tables.delete(name);
     return (await this.space(name))!;
@@ -339,13 +346,16 @@ export class IndexSpace {
       ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
     });
     const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
-    // A boolean query is several times slower than a match query in this engine: only when words are excluded.
-    const fts = exclude.length === 0
+    const require = query.require?.filter((w) => w.trim() !== '') ?? [];
+    type Clause = [import('@lancedb/lancedb').Occur, import('@lancedb/lancedb').FullTextQuery];
+    // A boolean query is several times slower than a match query in this engine: only when words are required or
+    // excluded. Required words gate the rows; all the words rank them.
+    const fts = exclude.length === 0 && require.length === 0
       ? words
       : new lancedb.BooleanQuery([
-        [lancedb.Occur.Must, words],
-        ...exclude.map((word): [import('@lancedb/lancedb').Occur, import('@lancedb/lancedb').FullTextQuery] =>
-          [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
+        [require.length > 0 ? lancedb.Occur.Should : lancedb.Occur.Must, words],
+        ...(require.length > 0 ? [[lancedb.Occur.Must, new lancedb.MatchQuery(require.join(' '), 'text', { operator: lancedb.Operator.And })] as Clause] : []),
+        ...exclude.map((word): Clause => [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
       ]);
     let search = this.table.query().fullTextSearch(fts);
     const where = scopeFilter(scope);

@@ -152,9 +152,13 @@ export class IndexJobRunner {
   private async run(job: IndexJobRecord, signal: AbortSignal): Promise<SyncOutcome['status'] | 'failed'> {
     try {
       const record = await this.deps.findConnection(job.connectionId);
-      if (!record) return 'cancelled'; // the connection was deleted: its jobs and index rows went with it
-      const indexed = await this.deps.tables.find(job.connectionId, job.tableName);
-      if (!indexed) return 'cancelled'; // the table left the index
+      const indexed = record ? await this.deps.tables.find(job.connectionId, job.tableName) : null;
+      if (!record || !indexed) {
+        // The connection was deleted or the table left the index: the job ends here, or it would stay running and
+        // hold its space until its heartbeat went stale, then be claimed (and left running) again.
+        await this.deps.jobs.cancel(job.id, new Date(this.now()));
+        return 'cancelled';
+      }
       // Whether rows are embedded is the table's setting when the job runs, not when it was queued.
       if (job.semantic !== indexed.semantic) {
         Object.assign(job, { semantic: indexed.semantic, providerId: indexed.semantic ? this.deps.provider.id : null });
@@ -162,9 +166,18 @@ export class IndexJobRunner {
       }
       const table = (await this.deps.tablesOf(record)).find((t) => tableId(t) === job.tableName);
       if (!table) throw new AppError('NOT_FOUND', `The table "${job.tableName}" is no longer in the database's schema.`, { resource: 'table', id: job.tableName });
+      const space = await this.deps.store.ensureSpace(job.space);
       const outcome = await runSyncJob(
         {
-          jobs: this.deps.jobs,
+          jobs: {
+            progress: (id, changes) => this.deps.jobs.progress(id, changes),
+            // The table is recorded as synced before its job says done: whoever sees the job done finds the table
+            // searchable (by meaning too, after a semantic sync).
+            finish: async (id, status, changes, next) => {
+              await this.markSynced(indexed, job, table, { rows: await space.countRows(indexed.id), truncated: changes.truncated ?? false });
+              return this.deps.jobs.finish(id, status, changes, next);
+            },
+          },
           now: this.now,
           pageRows: this.deps.sync?.pageRows ?? 5000,
           embedPageRows: this.deps.sync?.embedPageRows ?? 64,
@@ -177,13 +190,13 @@ export class IndexJobRunner {
           executor: await this.deps.executorFor(record),
           table,
           src: indexed.id,
-          space: await this.deps.store.ensureSpace(job.space),
+          space,
           provider: job.semantic ? this.deps.provider : null,
           columns: indexedColumns(table, [...(indexed.filterableColumns ?? []), ...(indexed.sortableColumns ?? [])]),
           signal,
         },
       );
-      if (outcome.status === 'done') await this.recordSync(indexed, job, table, outcome);
+      if (outcome.status === 'done') await this.afterSync(job);
       return outcome.status;
     } catch (error) {
       if (signal.aborted && this.stopping) return 'stopped';
@@ -194,10 +207,8 @@ export class IndexJobRunner {
     }
   }
 
-  /**
-   * The table is searchable from the index as of the job's start; older jobs of the table are forgotten.
-   */
-  private async recordSync(indexed: IndexTableRecord, job: IndexJobRecord, table: TableSchema, outcome: { rows: number; truncated: boolean }): Promise<void> {
+  /** The table is searchable from the index as of the job's start. */
+  private async markSynced(indexed: IndexTableRecord, job: IndexJobRecord, table: TableSchema, outcome: { rows: number; truncated: boolean }): Promise<void> {
     await this.deps.tables.update(indexed.id, {
       rows: outcome.rows,
       truncated: outcome.truncated,
@@ -207,6 +218,10 @@ export class IndexJobRunner {
       syncedAt: new Date(this.now()),
       syncStartedAt: job.startedAt ?? new Date(this.now()),
     });
+  }
+
+  /** Older jobs of the table are forgotten. */
+  private async afterSync(job: IndexJobRecord): Promise<void> {
     await this.deps.jobs.pruneEnded(job.connectionId, job.tableName, [job.id]);
   }
 

@@ -9,7 +9,7 @@
 import stem from 'wink-porter2-stemmer';
 import { editDistance } from '../search/vocabulary.js';
 import { isStopWord } from './analyzer.js';
-import type { IndexSpace, SearchScope, TextQuery } from './index-store.js';
+import { type IndexSpace, MAX_TOKEN_BYTES, type SearchScope, type TextQuery } from './index-store.js';
 
 export interface Correction {
   word: string;
@@ -29,11 +29,18 @@ export function typosAllowed(word: string): number {
 }
 
 /**
+ * A word worth checking: long enough to carry a typo, not a number or a stop word, and not longer than any word the
+ * index keeps (no row holds it, and the index's fuzzy matching refuses very long words).
+ */
+const correctable = (word: string) =>
+  typosAllowed(word) > 0 && Buffer.byteLength(word) <= MAX_TOKEN_BYTES && !/^\d+$/.test(word) && !isStopWord(word);
+
+/**
  * The query with its missing words corrected, and the corrections. Words are checked in parallel, one cheap
  * lookup each (the best row that has the word); only missing ones cost a fuzzy lookup.
  */
 export async function correctTypos(space: IndexSpace, query: TextQuery, scope: SearchScope): Promise<{ query: TextQuery; corrections: Correction[] }> {
-  const typed = [...new Set((query.words.match(WORD) ?? []).map(fold))].filter((w) => typosAllowed(w) > 0 && !/^\d+$/.test(w) && !isStopWord(w));
+  const typed = [...new Set((query.words.match(WORD) ?? []).map(fold))].filter(correctable);
   const bare: SearchScope = { srcs: scope.srcs, where: scope.where };
   const present = await Promise.all(typed.map(async (word) => (await space.searchText({ words: word }, bare, 1)).length > 0));
   const missing = typed.filter((_, i) => !present[i]);
@@ -61,6 +68,6 @@ export async function correctTypos(space: IndexSpace, query: TextQuery, scope: S
   if (corrections.length === 0) return { query, corrections: [] };
 
   const replaced = new Map(corrections.map((c) => [c.word, c.correctedTo]));
-  const words = (query.words.match(WORD) ?? []).map((w) => replaced.get(fold(w)) ?? w).join(' ');
-  return { query: { ...query, words }, corrections };
+  const correct = (text: string) => (text.match(WORD) ?? []).map((w) => replaced.get(fold(w)) ?? w).join(' ');
+  return { query: { ...query, words: correct(query.words), require: query.require?.map(correct) }, corrections };
 }

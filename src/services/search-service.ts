@@ -186,7 +186,7 @@ export class SearchService {
     const indexStarted = this.now();
     const [indexed, liveOutcomes] = await Promise.all([
       searchIndex(this.deps.index.store, {
-        space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query.root), vector, window: top, semanticRatio,
+        space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query), vector, window: top, semanticRatio,
         // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
         wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
         where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance,
@@ -483,7 +483,7 @@ function plainKey(value: unknown): unknown {
 
 /** The stems snippets mark: the query's words, and the words typo tolerance searched instead of misspelt ones. */
 function highlightStems(query: CompiledQuery, corrections: Correction[]): Set<string> {
-  return queryStems([indexTextQuery(query.root).words, ...corrections.map((c) => c.correctedTo)].join(' '));
+  return queryStems([indexTextQuery(query).words, ...corrections.map((c) => c.correctedTo)].join(' '));
 }
 
 /** 409 SEMANTIC_INDEX_REQUIRED: a semantic search none of whose selected tables is searched by meaning yet. */

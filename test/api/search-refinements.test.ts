@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
-import { waitForIndex } from '../support/index-sync.js';
+import { waitForIndex } from '../support/indexing.js';
 import { grantPlan } from '../support/operator.js';
 import { onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';

@@ -1,7 +1,8 @@
 /**
  * searchDatabases against real engines: the same corpus in PostgreSQL (GIN), MariaDB (FULLTEXT) and SQLite (FTS5),
- * searched through the API in natural and boolean mode, paged, highlighted, with a hanging and a broken database,
- * other users' and other environments' connections, hostile names and hostile queries.
+ * synced into Quarry's index when connected, searched through the API in natural mode (from the index, or live when
+ * asked) and boolean mode (live), paged, highlighted, with a hanging and a broken database, other users' and other
+ * environments' connections, hostile names and hostile queries.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -10,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseConnectionRepository } from '../../src/repositories/database-connection-repository.js';
 import { searchRecordRepository } from '../../src/repositories/search-record-repository.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
+import { waitForIndex } from '../support/indexing.js';
 import { CORPUS, FILLER_ROWS, seedMysql, seedPostgres, seedSqlite } from '../support/search-corpus.js';
 import { mysqlConnection, onMysql, onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
 import { grantPlan } from '../support/operator.js';
@@ -69,6 +71,8 @@ beforeAll(async () => {
     my: await create(mysqlConnection({ name: 'Catalog (MariaDB)', tables: [myTable, myPlain, myWeird] })),
     lite: await create({ name: 'Catalog (SQLite)', engine: 'sqlite', database: liteFile, environment: 'test' }),
   };
+  // Connecting synced every table into the index; the tests below read it (or ask for live results) from a quiet one.
+  for (const id of Object.values(db)) await waitForIndex(t.client, owner.token, id);
 }, 120_000);
 afterEach(() => t.assertContract());
 afterAll(async () => {
@@ -83,12 +87,54 @@ type Result = { id: string; databaseId: string; table: string; primaryKey: Recor
 const rowIds = (results: Result[], databaseId: string) => results.filter((r) => r.databaseId === databaseId).map((r) => Number(r.primaryKey.id)).sort((a, b) => a - b);
 
 describe('searchDatabases: ranked results on three engines', () => {
-  it('when a natural query names two words, then every engine answers with its best row first and the answer merges them by rank', async () => {
+  it('when a natural query names two words, then the index ranks every engine\'s rows in one list, any word matching, a row scoring the same whichever database holds it', async () => {
     const res = await search({ ...catalogs(), query: 'wireless headphones', limit: 20 });
+    expect(res.status).toBe(200);
+    const data = res.body.data;
+    expect(data.databases.map((d: { engine: string }) => d.engine)).toEqual(['postgres', 'mysql', 'sqlite']);
+    for (const database of data.databases) {
+      expect(database).toMatchObject({ status: 'ok', source: 'index', approximate: false, matches: 5, indexedAt: expect.any(String) });
+    }
+    expect(data).toMatchObject({ approximate: false, liveTables: [], unindexedTables: [], total: 15, totalIsEstimate: false });
+    for (const id of [db.pg, db.my, db.lite]) expect(rowIds(data.results, id)).toEqual([1, 2, 3, 4, 6]);
+    // One statistics space: the same row scores the same in each database, so copies rank side by side.
+    const scoreOf = new Map<number, Set<number>>();
+    for (const r of data.results as Result[]) scoreOf.set(Number(r.primaryKey.id), (scoreOf.get(Number(r.primaryKey.id)) ?? new Set()).add(r.score));
+    for (const [id, scores] of scoreOf) expect(scores.size, `row ${id}`).toBe(1);
+    const results = data.results as Result[];
+    expect(results.slice(0, 3).map((r) => r.primaryKey.id)).toEqual([1, 1, 1]);
+    for (const id of scoreOf.keys()) {
+      const ranks = results.filter((r) => r.primaryKey.id === id).map((r) => r.rank);
+      // Nothing scored differently ranks between the copies of a row.
+      const between = results.slice(Math.min(...ranks) - 1, Math.max(...ranks));
+      expect(new Set(between.map((r) => r.score)).size, `row ${id}`).toBe(1);
+    }
+    expect(data.results.map((r: Result) => r.score)).toEqual([...data.results.map((r: Result) => r.score)].sort((a, b) => b - a));
+    expect(data.results.map((r: Result) => r.rank)).toEqual(data.results.map((_: unknown, i: number) => i + 1));
+    const top = data.results.slice(0, 3);
+    const first = top.find((r: Result) => r.databaseId === db.pg);
+    expect(first).toMatchObject({
+      id: `${db.pg}:${pgTable}:1`, table: pgTable, databaseName: 'Catalog (PostgreSQL)', primaryKey: { id: 1 },
+      fields: { id: 1, title: 'Wireless noise cancelling headphones' }, matchedColumns: ['title', 'body'],
+      snippet: '<mark>Wireless</mark> noise cancelling <mark>headphones</mark>',
+    });
+    const wired = (data.results as Result[]).find((r) => r.databaseId === db.my && r.primaryKey.id === 2);
+    expect(wired).toMatchObject({ matchedColumns: ['title', 'body'], snippet: 'Wired studio <mark>headphones</mark>' });
+  });
+
+  it('when a natural query asks for live results, then every engine answers with its best row first and the answer merges them by rank', async () => {
+    const res = await search({ ...catalogs(), query: 'wireless headphones', limit: 20, live: true });
     expect(res.status).toBe(200);
     const data = res.body.data;
     expect(data.databases.map((d: { status: string }) => d.status)).toEqual(['ok', 'ok', 'ok']);
     expect(data.databases.map((d: { engine: string }) => d.engine)).toEqual(['postgres', 'mysql', 'sqlite']);
+    for (const database of data.databases) expect(database).toMatchObject({ source: 'live', approximate: true, indexedAt: null });
+    expect(data.approximate).toBe(true);
+    expect(data.liveTables).toEqual([
+      { databaseId: db.pg, table: pgTable, reason: 'live_requested' },
+      { databaseId: db.my, table: myTable, reason: 'live_requested' },
+      { databaseId: db.lite, table: 'products', reason: 'live_requested' },
+    ]);
     // The three best rows are row 1 of each engine (reciprocal rank fusion: 1/61 each), ordered by id.
     const top = data.results.slice(0, 3);
     expect(top.map((r: Result) => r.primaryKey.id)).toEqual([1, 1, 1]);
@@ -165,8 +211,8 @@ describe('searchDatabases: ranked results on three engines', () => {
 });
 
 describe('searchDatabases: deep pages over tables of different sizes', () => {
-  it('when a deep page needs rows the ranking statement did not detail, then they are read by key and equal the one-page answer', async () => {
-    const body = { databases: [db.pg, db.my, db.lite], tables: [pgTable, pgPlain, 'products', 'notes'], query: 'battery' };
+  it.each([true, false])('when a deep page needs rows the ranking statement did not detail (live %s), then they are read by key and equal the one-page answer', async (live) => {
+    const body = { databases: [db.pg, db.my, db.lite], tables: [pgTable, pgPlain, 'products', 'notes'], query: 'battery', live };
     const whole = await search({ ...body, limit: 100 });
     expect(whole.body.data.total).toBe(3 * 34);
     for (const offset of [80, 95]) {
@@ -181,7 +227,7 @@ describe('searchDatabases: deep pages over tables of different sizes', () => {
 describe('searchDatabases: tables without a full-text index, filters, hostile names', () => {
   it('when a table has no full-text index, then it is still searched by the bounded scan and listed as unindexed', async () => {
     // The PostgreSQL and MariaDB tables share a name: one filter entry selects both.
-    const res = await search({ databases: [db.pg, db.my, db.lite], tables: [pgPlain, 'notes'], query: 'battery' });
+    const res = await search({ databases: [db.pg, db.my, db.lite], tables: [pgPlain, 'notes'], query: 'battery', live: true });
     expect(res.status).toBe(200);
     const data = res.body.data;
     expect(data.results.map((r: Result) => `${r.table}:${r.primaryKey.code}`).sort()).toEqual([`${myPlain}:n1`, `${pgPlain}:n1`, 'notes:n1'].sort());
@@ -277,7 +323,8 @@ describe('searchDatabases: a hanging and a broken database', () => {
     await databaseConnectionRepository.update(hanging, { port: (silent.address() as { port: number }).port });
     await databaseConnectionRepository.update(broken, { database: `missing_${suffix}` });
     const started = Date.now();
-    const res = await search({ databases: [db.my, hanging, broken, db.lite], tables: [pgTable, 'products'], query: 'earbuds' });
+    // Live: the index would answer without contacting the databases (the two new connections may be synced already).
+    const res = await search({ databases: [db.my, hanging, broken, db.lite], tables: [pgTable, 'products'], query: 'earbuds', live: true });
     const took = Date.now() - started;
     expect(res.status).toBe(200);
     const statuses = Object.fromEntries(res.body.data.databases.map((d: { databaseId: string }) => [d.databaseId, d]));
@@ -391,15 +438,16 @@ describe('searchDatabases: cache and records', () => {
     await onMysql([`CREATE TABLE ${table} (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY ft (body)) ENGINE=InnoDB`, `INSERT INTO ${table} VALUES (1, 'zebra crossing')`]);
     try {
       const id = (await t.client.post('/api/v1/databases', mysqlConnection({ name: 'Cache test', tables: [table] }), { token: owner.token })).body.data.database.id;
-      const first = await search({ databases: [id], query: 'zebra' });
+      // Live: the connection's first sync runs meanwhile, and this test is about the result cache.
+      const first = await search({ databases: [id], query: 'zebra', live: true });
       expect(first.body.data.total).toBe(1);
       await onMysql([`INSERT INTO ${table} VALUES (2, 'zebra stripes')`]);
-      const cached = await search({ databases: [id], query: 'zebra' });
+      const cached = await search({ databases: [id], query: 'zebra', live: true });
       expect(cached.body.data.total).toBe(1);
       expect(cached.body.data.results).toEqual(first.body.data.results);
       const renamed = await t.client.put(`/api/v1/databases/${id}`, { name: 'Cache test, renamed' }, { token: owner.token });
       expect(renamed.status).toBe(200);
-      const fresh = await search({ databases: [id], query: 'zebra' });
+      const fresh = await search({ databases: [id], query: 'zebra', live: true });
       expect(fresh.body.data.total).toBe(2);
       expect(fresh.body.data.results[0].databaseName).toBe('Cache test, renamed');
     } finally {

@@ -1,23 +1,22 @@
 /**
- * Semantic search (issue 7) end to end: a SQLite file and a PostgreSQL table connected through the API, indexed with
- * startSemanticIndex, watched with getSemanticIndexStatus until done, then searched through the engine the search
- * service calls. Every paraphrased query shares no word with its row (native full-text search finds nothing), and
- * the row still ranks first.
+ * The deprecated semantic-index operations (startSemanticIndex, getSemanticIndexStatus, cancelSemanticIndex) over
+ * Quarry's search index (issue 27), end to end: a SQLite file and a PostgreSQL table connected through the API (their
+ * text is synced into the index at once), semantic search turned on with startSemanticIndex and followed with
+ * getSemanticIndexStatus until done, then searched through POST /api/v1/search. Every paraphrased query shares no
+ * word with its row (native full-text search finds nothing), and the row still ranks first. Every answer of these
+ * operations says it is deprecated and links to its successor.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiKeyRepository } from '../../src/repositories/api-key-repository.js';
-import { databaseConnectionRepository } from '../../src/repositories/database-connection-repository.js';
-import { userRepository } from '../../src/repositories/user-repository.js';
-import type { KeyCaller } from '../../src/services/callers.js';
-import { semanticIndexRequired } from '../../src/semantic/index.js';
-import { createKey, registerUser, type TestUser } from '../support/factories.js';
+import type { ApiResponse } from '../support/api-client.js';
+import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
+import { waitForIndex, waitForTable } from '../support/indexing.js';
+import { grantPlan } from '../support/operator.js';
 import { onPostgres, onSqlite, postgresConnection, userPostgresUrl } from '../support/seed-databases.js';
 import { ftsOr, paraphrases, semanticRows, tsOr } from '../support/semantic-corpus.js';
-import { grantPlan } from '../support/operator.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const suffix = randomBytes(4).toString('hex');
@@ -26,7 +25,7 @@ const sqliteFile = `semantic-${suffix}.db`;
 
 let t: TestServer;
 let owner: TestUser;
-let caller: KeyCaller;
+let key: TestKey;
 let sqliteDb: { id: string };
 let pgDb: { id: string };
 let sqlitePath: string;
@@ -36,6 +35,8 @@ const values = semanticRows.map((row) => `(${row.id}, ${sqlString(row.title)}, $
 const as = (user: TestUser = owner) => ({ token: user.token });
 const indexPath = (db: { id: string }, table?: string) =>
   `/api/v1/databases/${db.id}/semantic-index${table === undefined ? '' : `?table=${encodeURIComponent(table)}`}`;
+const search = (body: Record<string, unknown>) => t.client.post('/api/v1/search', body, { token: key.secret });
+type Result = { rank: number; score: number; primaryKey: { id: number }; table: string; databaseId: string };
 
 async function sqliteAll(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
   const db = new sqlite3.Database(sqlitePath, sqlite3.OPEN_READONLY);
@@ -56,21 +57,29 @@ async function pgAll(sql: string, params: unknown[] = []): Promise<Record<string
   }
 }
 
+/** A successful answer of a deprecated operation names the date it was deprecated and its successor. */
+function expectDeprecated(res: ApiResponse, db: { id: string }, table: string): void {
+  expect(res.headers.get('deprecation')).toBe('@1795564800');
+  expect(res.headers.get('link')).toBe(`</api/v1/databases/${db.id}/index/tables/${encodeURIComponent(table)}>; rel="successor-version"`);
+}
+
 /** Polls getSemanticIndexStatus until the job has ended; every answer is checked against the contract. */
 async function waitForEnd(db: { id: string }, table: string) {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const res = await t.client.get(indexPath(db, table), as());
     expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expectDeprecated(res, db, table);
     if (!['queued', 'running'].includes(res.body.data.status)) return res.body.data;
     if (Date.now() > deadline) throw new Error(`index of ${table} did not end: ${JSON.stringify(res.body.data)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-async function indexAndWait(db: { id: string }, table: string) {
+async function startAndWait(db: { id: string }, table: string) {
   const started = await t.client.post(indexPath(db), { table }, as());
   expect(started.status, JSON.stringify(started.body)).toBe(202);
+  expectDeprecated(started, db, table);
   expect(started.body.data).toMatchObject({ table, status: 'queued', rowsDone: 0 });
   return waitForEnd(db, table);
 }
@@ -78,17 +87,11 @@ async function indexAndWait(db: { id: string }, table: string) {
 /** Indexing runs the real model: generous per-test time, as CPU is shared with the other test files. */
 const SLOW = 120_000;
 
-const search = (db: { id: string }, query: string, extra: Record<string, unknown> = {}) =>
-  databaseConnectionRepository.findById(db.id).then((record) =>
-    t.server.services.semantic.search({ caller, connections: [record!], query, limit: 5, ...extra }),
-  );
-
 beforeAll(async () => {
   t = await startTestServer();
   owner = await registerUser(t.client);
   await grantPlan(t, owner, 'pro');
-  const key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
-  caller = { kind: 'key', key: (await apiKeyRepository.findOwned(owner.id, key.id))!, user: (await userRepository.findById(owner.id))! };
+  key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
   sqlitePath = await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips (id, title, body) VALUES ${values}`,
@@ -107,7 +110,10 @@ beforeAll(async () => {
   ]);
   sqliteDb = (await t.client.post('/api/v1/databases', { name: 'Tips (SQLite)', engine: 'sqlite', database: sqliteFile, environment: 'test' }, as())).body.data.database;
   pgDb = (await t.client.post('/api/v1/databases', postgresConnection({ name: 'Tips (PostgreSQL)', tables: [pgTable] }), as())).body.data.database;
-}, 120_000);
+  // Connecting synced every table's text; semantic search starts from that quiet index.
+  await waitForIndex(t.client, owner.token, sqliteDb.id);
+  await waitForIndex(t.client, owner.token, pgDb.id);
+}, SLOW);
 afterEach(() => t.assertContract());
 afterAll(async () => {
   await onPostgres([`DROP TABLE IF EXISTS ${pgTable}`]).catch(() => undefined);
@@ -125,117 +131,152 @@ describe('native full-text search on the paraphrases', () => {
 });
 
 describe.each([
-  { engine: 'SQLite', db: () => sqliteDb, table: () => 'tips' },
-  { engine: 'PostgreSQL', db: () => pgDb, table: () => pgTable },
-])('semantic index of a $engine table', ({ db, table }) => {
-  it('when started and watched, then it ends done with every row embedded, a rate and no time left', async () => {
-    const done = await indexAndWait(db(), table());
+  // The PostgreSQL table holds the same texts as the SQLite one, whose vectors it reuses: nothing is embedded twice.
+  { engine: 'SQLite', db: () => sqliteDb, table: () => 'tips', embedded: 16 },
+  { engine: 'PostgreSQL', db: () => pgDb, table: () => pgTable, embedded: 0 },
+])('startSemanticIndex on a $engine table', ({ db, table, embedded }) => {
+  it('when started and watched, then semantic search is on for the table and the sync ends done with every row given a vector, a rate and no time left', async () => {
+    // Before: the text sync that connecting ran, not searchable by meaning.
+    const before = await t.client.get(indexPath(db(), table()), as());
+    expect(before.body.data).toMatchObject({ status: 'done', rowsDone: 16, rowsEmbedded: 0, searchable: false });
+    const done = await startAndWait(db(), table());
     expect(done).toMatchObject({
-      status: 'done', rowsDone: 16, rowsTotal: 16, rowsEmbedded: 16, rowsSkipped: 0, rowsDeleted: 0,
+      status: 'done', rowsDone: 16, rowsTotal: 16, rowsEmbedded: embedded, rowsSkipped: 0, rowsDeleted: 0,
       rowLimit: 100_000, truncated: false, searchable: true, etaSeconds: 0, error: null,
       providerId: 'local:universal-sentence-encoder-lite@0.2.0',
     });
     expect(done.ratePerSecond).toBeGreaterThan(0);
+    // The successor operation tells the same story.
+    const successor = await t.client.get(`/api/v1/databases/${db().id}/index/tables/${encodeURIComponent(table())}`, as());
+    expect(successor.body.data).toMatchObject({ table: table(), state: 'ready', semantic: true, semanticReady: true, rows: 16, job: { jobId: done.jobId, semantic: true } });
+    expect(successor.headers.get('deprecation')).toBeNull();
   }, SLOW);
 
-  it.each(paraphrases)('when searching "$query", then row $id ranks first', async ({ query, id }) => {
-    const result = await search(db(), query);
-    expect(result.notIndexed.filter((n) => n.table === table())).toEqual([]);
-    expect(result.hits[0]).toMatchObject({ databaseId: db().id, table: table(), primaryKey: { id }, rank: 1 });
-    expect(result.hits[0].score).toBeGreaterThan(result.hits[1]?.score ?? -1);
+  it.each(paraphrases)('when searching "$query" by meaning, then row $id ranks first', async ({ query, id }) => {
+    const res = await search({ databases: [db().id], tables: [table()], query, searchMode: 'semantic', limit: 5 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [first, second] = res.body.data.results as Result[];
+    expect(res.body.data.semanticUnindexedTables).toEqual([]);
+    expect(first).toMatchObject({ databaseId: db().id, table: table(), primaryKey: { id }, rank: 1 });
+    expect(first!.score).toBeGreaterThan(second?.score ?? -1);
   }, SLOW);
 });
 
-describe('searching', () => {
-  it('when a semantic search embeds its query, then it counts one AI request; over no indexed table it counts none', async () => {
+describe('searching by meaning', () => {
+  it('when a semantic search embeds its query, then it counts one AI request; over no table searched by meaning it counts none and is 409', async () => {
     const admit = vi.spyOn(t.server.services.limits, 'admitAiRequest');
     try {
-      await search(sqliteDb, 'insomnia remedies', { tables: ['tips'] });
+      const res = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'insomnia remedies', searchMode: 'semantic' });
+      expect(res.status).toBe(200);
       expect(admit).toHaveBeenCalledTimes(1);
-      expect(admit).toHaveBeenCalledWith(caller);
-      const none = await search(sqliteDb, 'insomnia remedies', { tables: ['notes'] });
+      const none = await search({ databases: [sqliteDb.id], tables: ['notes'], query: 'insomnia remedies', searchMode: 'semantic' });
       expect(admit).toHaveBeenCalledTimes(1);
-      expect(none.hits).toEqual([]);
-      expect(none.notIndexed).toEqual([{ databaseId: sqliteDb.id, table: 'notes', reason: 'never_indexed', message: expect.stringContaining('semantic-index') }]);
-      const error = semanticIndexRequired(none.notIndexed);
-      expect(error).toMatchObject({ code: 'SEMANTIC_INDEX_REQUIRED', status: 409, details: { notIndexed: none.notIndexed } });
-      expect(error.message).toContain('notes');
+      expect(none.status).toBe(409);
+      expect(none.body.error).toMatchObject({
+        code: 'SEMANTIC_INDEX_REQUIRED',
+        message: expect.stringContaining('notes'),
+        details: { notIndexed: [{ databaseId: sqliteDb.id, table: 'notes', reason: 'never_indexed', message: expect.stringContaining(`PATCH /api/v1/databases/${sqliteDb.id}/index/tables/notes`) }] },
+      });
     } finally {
       admit.mockRestore();
     }
   });
 
-  it('when the window moves with offset, then ranks continue and total counts every match', async () => {
-    const first = await search(sqliteDb, 'kitchen and cooking', { tables: ['tips'], limit: 3, minScore: -1 });
-    const second = await search(sqliteDb, 'kitchen and cooking', { tables: ['tips'], limit: 3, offset: 3, minScore: -1 });
-    expect(first.total).toBe(16);
-    expect(first.hits.map((hit) => hit.rank)).toEqual([1, 2, 3]);
-    expect(second.hits.map((hit) => hit.rank)).toEqual([4, 5, 6]);
-    expect(second.hits[0].score).toBeLessThanOrEqual(first.hits[2].score);
-    expect(first.searchedTables).toEqual([{ databaseId: sqliteDb.id, table: 'tips', rows: 16 }]);
+  it('when the window moves with offset, then ranks continue, scores never rise and every match is counted', async () => {
+    const body = { databases: [sqliteDb.id], tables: ['tips'], query: 'kitchen and cooking', searchMode: 'semantic', limit: 3 };
+    const first = await search(body);
+    const second = await search({ ...body, offset: 3 });
+    expect(first.body.data.results.map((hit: Result) => hit.rank)).toEqual([1, 2, 3]);
+    expect(second.body.data.results.map((hit: Result) => hit.rank)).toEqual([4, 5, 6]);
+    expect(second.body.data.results[0].score).toBeLessThanOrEqual(first.body.data.results[2].score);
+    expect(first.body.data.total).toBeGreaterThanOrEqual(6);
+    expect(first.body.data.total).toBeLessThanOrEqual(16);
+    expect(first.body.data.databases).toEqual([expect.objectContaining({ databaseId: sqliteDb.id, source: 'index', matches: first.body.data.total, indexedAt: expect.any(String) })]);
   });
 });
 
-describe('incremental re-indexing', () => {
+describe('incremental re-sync', () => {
   it('when nothing changed, then every row is skipped; after an edit and a delete, one row is embedded and one dropped', async () => {
-    const again = await indexAndWait(sqliteDb, 'tips');
-    expect(again).toMatchObject({ status: 'done', rowsDone: 16, rowsEmbedded: 0, rowsSkipped: 16, rowsDeleted: 0 });
+    const again = await startAndWait(sqliteDb, 'tips');
+    expect(again).toMatchObject({ status: 'done', rowsDone: 16, rowsEmbedded: 0, rowsSkipped: 16, rowsDeleted: 0, searchable: true });
 
     await onSqlite(join(t.dataDir, 'sqlite', owner.id), sqliteFile, [
       "UPDATE tips SET title = 'Sourdough starter', body = 'Feed the culture flour and water daily and keep it warm.' WHERE id = 16",
       'DELETE FROM tips WHERE id = 15',
     ]);
-    const changed = await indexAndWait(sqliteDb, 'tips');
-    expect(changed).toMatchObject({ status: 'done', rowsDone: 15, rowsEmbedded: 1, rowsSkipped: 14, rowsDeleted: 1 });
+    const sync = await t.client.post(`/api/v1/databases/${sqliteDb.id}/index/sync`, { tables: ['tips'] }, as());
+    expect(sync.status, JSON.stringify(sync.body)).toBe(202);
+    expect(sync.body.data.jobs).toEqual([expect.objectContaining({ table: 'tips', status: 'queued', trigger: 'manual', semantic: true })]);
+    const synced = await waitForTable(t.client, owner.token, sqliteDb.id, 'tips', true);
+    expect(synced.job).toMatchObject({ status: 'done', rowsDone: 15, rowsWritten: 1, rowsEmbedded: 1, rowsSkipped: 14, rowsDeleted: 1 });
 
-    const bread = await search(sqliteDb, 'sourdough bread', { tables: ['tips'] });
-    expect(bread.hits[0].primaryKey).toEqual({ id: 16 });
-    const paris = await search(sqliteDb, 'sightseeing holidays france', { tables: ['tips'], minScore: -1, limit: 20 });
-    expect(paris.hits.map((hit) => hit.primaryKey.id)).not.toContain(15);
+    const bread = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'sourdough bread', searchMode: 'semantic' });
+    expect(bread.body.data.results[0].primaryKey).toEqual({ id: 16 });
+    const paris = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'sightseeing holidays france', searchMode: 'semantic', limit: 20 });
+    expect(paris.body.data.results.map((hit: Result) => hit.primaryKey.id)).not.toContain(15);
+    // The text index moved with it.
+    const words = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'sourdough louvre' });
+    expect(words.body.data.results.map((hit: Result) => hit.primaryKey.id)).toEqual([16]);
   }, SLOW);
 });
 
 describe('startSemanticIndex, getSemanticIndexStatus and cancelSemanticIndex', () => {
-  it('when a job is cancelled, then it ends cancelled, cancelling again is 409 and a new start is accepted', async () => {
+  it('when a job is cancelled, then it ends cancelled, cancelling again is 409 and a new start is accepted and resumes', async () => {
     const started = await t.client.post(indexPath(sqliteDb), { table: 'bulk' }, as());
     expect(started.status).toBe(202);
     const repeat = await t.client.post(indexPath(sqliteDb), { table: 'bulk' }, as());
     expect(repeat.status).toBe(200);
+    expectDeprecated(repeat, sqliteDb, 'bulk');
     expect(repeat.body.data.jobId).toBe(started.body.data.jobId);
 
     const cancelled = await t.client.delete(indexPath(sqliteDb, 'bulk'), as());
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expectDeprecated(cancelled, sqliteDb, 'bulk');
     expect(cancelled.body.data).toMatchObject({ jobId: started.body.data.jobId, status: 'cancelled', searchable: false });
-    await t.server.services.semantic.runner.idle();
+    await t.server.services.searchIndex.runner.idle();
     const status = await t.client.get(indexPath(sqliteDb, 'bulk'), as());
-    expect(status.body.data.status).toBe('cancelled');
+    expect(status.body.data).toMatchObject({ status: 'cancelled', searchable: false });
     expect(status.body.data.rowsDone).toBeLessThan(600);
 
     const twice = await t.client.delete(indexPath(sqliteDb, 'bulk'), as());
     expect(twice.status).toBe(409);
     expect(twice.body.error).toMatchObject({ code: 'CONFLICT', details: { status: 'cancelled' } });
 
-    const done = await indexAndWait(sqliteDb, 'bulk');
-    expect(done).toMatchObject({ status: 'done', rowsDone: 600, rowsTotal: 600 });
+    const done = await startAndWait(sqliteDb, 'bulk');
+    expect(done).toMatchObject({ status: 'done', rowsDone: 600, rowsTotal: 600, searchable: true });
     expect(done.rowsEmbedded + done.rowsSkipped).toBe(600);
   }, SLOW);
 
-  it('when the table is unknown, has no primary key or was never indexed, then 404, 400 and 404', async () => {
+  it('when a table was only synced for text, then its status is that sync, not searchable by meaning; cancelling it is 409', async () => {
+    const status = await t.client.get(indexPath(sqliteDb, 'notes'), as());
+    expect(status.status).toBe(200);
+    expect(status.body.data).toMatchObject({ table: 'notes', status: 'done', rowsDone: 1, rowsEmbedded: 0, searchable: false });
+    const cancel = await t.client.delete(indexPath(sqliteDb, 'notes'), as());
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.error).toMatchObject({ code: 'CONFLICT', details: { status: 'done' } });
+  });
+
+  it('when the table is unknown, has no primary key or was never synced, then 404, 400 and 404', async () => {
     const unknown = await t.client.post(indexPath(sqliteDb), { table: 'missing' }, as());
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.details).toMatchObject({ resource: 'table', id: 'missing' });
     const keyless = await t.client.post(indexPath(sqliteDb), { table: 'keyless' }, as());
     expect(keyless.status).toBe(400);
     expect(keyless.body.error.details.errors[0]).toMatchObject({ path: '/table', message: expect.stringContaining('primary key') });
-    const never = await t.client.get(indexPath(sqliteDb, 'notes'), as());
+    const never = await t.client.get(indexPath(sqliteDb, 'keyless'), as());
     expect(never.status).toBe(404);
-    expect(never.body.error.details).toMatchObject({ resource: 'semanticIndex' });
+    expect(never.body.error.details).toMatchObject({ resource: 'semanticIndex', id: 'keyless' });
+    const neverCancel = await t.client.delete(indexPath(sqliteDb, 'keyless'), as());
+    expect(neverCancel.status).toBe(404);
     const noTable = await t.client.get(indexPath(sqliteDb), as());
     expect(noTable.status).toBe(400);
     expect(noTable.body.error.code).toBe('VALIDATION_ERROR');
+    // Nothing was turned on by the refused requests.
+    const keylessIndex = await t.client.get(`/api/v1/databases/${sqliteDb.id}/index/tables/keyless`, as());
+    expect(keylessIndex.body.data).toMatchObject({ state: 'not_indexed', semantic: false });
   });
 
-  it("when another user names the connection, then every semantic index operation is the same 404 as an unknown id", async () => {
+  it('when another user names the connection, then every semantic index operation is the same 404 as an unknown id', async () => {
     const intruder = await registerUser(t.client);
     const answers = await Promise.all([
       t.client.post(indexPath(sqliteDb), { table: 'tips' }, as(intruder)),

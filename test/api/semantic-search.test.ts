@@ -1,13 +1,15 @@
 /**
- * searchDatabases in searchMode semantic and hybrid (issue 7), end to end through the API: the paraphrase corpus in a
- * SQLite file (FTS5) and a PostgreSQL table (GIN), indexed with startSemanticIndex and watched until done, then
- * searched with POST /api/v1/search. Every paraphrased query shares no word with its row, so natural mode cannot find
- * it, while semantic and hybrid rank it first.
+ * searchDatabases in searchMode semantic and hybrid (issues 7 and 27), end to end through the API: the paraphrase
+ * corpus in a SQLite file (FTS5) and a PostgreSQL table (GIN), synced into Quarry's index when connected, semantic
+ * search turned on per table with updateIndexedTable and followed until `semanticReady`, then searched with POST
+ * /api/v1/search. Every paraphrased query shares no word with its row, so natural mode (BM25 over the index) cannot
+ * find it, while semantic and hybrid rank it first.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
+import { waitForIndex, waitForTable } from '../support/indexing.js';
 import { onPostgres, onSqlite, postgresConnection } from '../support/seed-databases.js';
 import { paraphrases, semanticRows } from '../support/semantic-corpus.js';
 import { grantPlan } from '../support/operator.js';
@@ -27,25 +29,18 @@ let clockOffsetMs = 0;
 
 const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 const values = semanticRows.map((row) => `(${row.id}, ${sqlString(row.title)}, ${sqlString(row.body)})`).join(', ');
-const indexPath = (db: { id: string }, table?: string) =>
-  `/api/v1/databases/${db.id}/semantic-index${table === undefined ? '' : `?table=${encodeURIComponent(table)}`}`;
 const search = (body: Record<string, unknown>, secret = key.secret) => t.client.post('/api/v1/search', body, { token: secret });
+const turnOnHint = (db: { id: string }, table: string) => `PATCH /api/v1/databases/${db.id}/index/tables/${encodeURIComponent(table)} with {"semantic": true}`;
 
-/** Starts an index job through the API and polls getSemanticIndexStatus until it has ended. */
-async function indexAndWait(db: { id: string }, table: string) {
-  const started = await t.client.post(indexPath(db), { table }, { token: owner.token });
-  expect(started.status, JSON.stringify(started.body)).toBe(202);
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const res = await t.client.get(indexPath(db, table), { token: owner.token });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    if (!['queued', 'running'].includes(res.body.data.status)) {
-      expect(res.body.data.status).toBe('done');
-      return res.body.data;
-    }
-    if (Date.now() > deadline) throw new Error(`index of ${table} did not end: ${JSON.stringify(res.body.data)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Turns semantic search on for a table (updateIndexedTable) and follows getIndexedTable until it is searched by meaning. */
+async function turnSemanticOn(db: { id: string }, table: string) {
+  const res = await t.client.patch(`/api/v1/databases/${db.id}/index/tables/${encodeURIComponent(table)}`, { semantic: true }, { token: owner.token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.data).toMatchObject({ table, semantic: true, semanticReady: false, job: { semantic: true, trigger: 'settings' } });
+  expect(['queued', 'running']).toContain(res.body.data.job.status);
+  const ready = await waitForTable(t.client, owner.token, db.id, table, true);
+  expect(ready.job).toMatchObject({ status: 'done', semantic: true });
+  return ready;
 }
 
 /** Indexing runs the real model: generous time, as CPU is shared with the other test files. */
@@ -71,6 +66,9 @@ beforeAll(async () => {
   ]);
   sqliteDb = (await t.client.post('/api/v1/databases', { name: 'Tips (SQLite)', engine: 'sqlite', database: sqliteFile, environment: 'test' }, { token: owner.token })).body.data.database;
   pgDb = (await t.client.post('/api/v1/databases', postgresConnection({ name: 'Tips (PostgreSQL)', tables: [pgTable] }), { token: owner.token })).body.data.database;
+  // Connecting synced the tables' text into the index: natural and hybrid read it from here on.
+  await waitForIndex(t.client, owner.token, sqliteDb.id);
+  await waitForIndex(t.client, owner.token, pgDb.id);
 }, SLOW);
 afterEach(() => t.assertContract());
 afterAll(async () => {
@@ -79,17 +77,20 @@ afterAll(async () => {
 });
 
 describe('searchDatabases semantic: before any index', () => {
-  it('when no selected table has a semantic index, then 409 SEMANTIC_INDEX_REQUIRED names them and says how to index', async () => {
+  it('when no selected table is searched by meaning, then 409 SEMANTIC_INDEX_REQUIRED names them and says how to turn it on', async () => {
     const admit = vi.spyOn(t.server.services.limits, 'admitAiRequest');
     try {
       const res = await search({ databases: [sqliteDb.id], tables: ['tips', 'notes'], query: 'insomnia remedies', searchMode: 'semantic' });
       expect(res.status, JSON.stringify(res.body)).toBe(409);
       expect(res.body.error.code).toBe('SEMANTIC_INDEX_REQUIRED');
-      expect(res.body.error.message).toContain('POST /api/v1/databases/{databaseId}/semantic-index');
+      expect(res.body.error.message).toContain('PATCH /api/v1/databases/{databaseId}/index/tables/{table}');
       expect(res.body.error.message).toMatch(/tips/);
       const tables = res.body.error.details.notIndexed.map((n: { table: string }) => n.table).sort();
       expect(tables).toEqual(['notes', 'tips']);
-      expect(res.body.error.details.notIndexed[0]).toMatchObject({ databaseId: sqliteDb.id, reason: 'never_indexed' });
+      for (const table of ['notes', 'tips']) {
+        expect(res.body.error.details.notIndexed.find((n: { table: string }) => n.table === table))
+          .toMatchObject({ databaseId: sqliteDb.id, reason: 'never_indexed', message: expect.stringContaining(turnOnHint(sqliteDb, table)) });
+      }
       // Nothing was embedded, so nothing was counted.
       expect(admit).not.toHaveBeenCalled();
     } finally {
@@ -97,18 +98,27 @@ describe('searchDatabases semantic: before any index', () => {
     }
   });
 
-  it('when hybrid runs over tables without a semantic index, then full-text ranks them and they are listed as not indexed', async () => {
-    const res = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'kettle', searchMode: 'hybrid' });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.results[0]).toMatchObject({ table: 'tips', primaryKey: { id: 2 }, rank: 1 });
-    expect(res.body.data.semanticUnindexedTables).toEqual([{ databaseId: sqliteDb.id, table: 'tips', reason: 'never_indexed', message: expect.stringContaining('semantic-index') }]);
+  it('when hybrid runs over tables not searched by meaning, then the text ranking alone answers and they are listed with how to turn it on', async () => {
+    const admit = vi.spyOn(t.server.services.limits, 'admitAiRequest');
+    try {
+      const res = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'kettle', searchMode: 'hybrid' });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.data.results).toHaveLength(1);
+      // The text ranking alone, with its weight (1 - 0.25) on the only, best row.
+      expect(res.body.data.results[0]).toMatchObject({ table: 'tips', primaryKey: { id: 2 }, rank: 1, score: 0.75 });
+      expect(res.body.data.semanticUnindexedTables).toEqual([{ databaseId: sqliteDb.id, table: 'tips', reason: 'never_indexed', message: expect.stringContaining(turnOnHint(sqliteDb, 'tips')) }]);
+      // No table had vectors, so no query was embedded and no AI request counted.
+      expect(admit).not.toHaveBeenCalled();
+    } finally {
+      admit.mockRestore();
+    }
   });
 });
 
 describe('searchDatabases semantic and hybrid over indexed tables', () => {
   beforeAll(async () => {
-    await indexAndWait(sqliteDb, 'tips');
-    await indexAndWait(pgDb, pgTable);
+    await turnSemanticOn(sqliteDb, 'tips');
+    await turnSemanticOn(pgDb, pgTable);
   }, 2 * SLOW);
 
   describe.each([
@@ -117,7 +127,8 @@ describe('searchDatabases semantic and hybrid over indexed tables', () => {
   ])('$engine', ({ db, table }) => {
     it('when each paraphrase is searched, then natural mode misses the row and semantic and hybrid rank it first', async () => {
       for (const { query, id } of paraphrases) {
-        const body = { databases: [db().id], tables: [table()], query, limit: 5 };
+        // Typo tolerance off: "teach" is one edit from "each" of another row, which would then match by its words.
+        const body = { databases: [db().id], tables: [table()], query, limit: 5, typoTolerance: false };
         const natural = await search({ ...body, searchMode: 'natural' });
         expect(natural.status).toBe(200);
         const naturalRank = natural.body.data.results.find((r: { primaryKey: { id: number } }) => r.primaryKey.id === id)?.rank ?? Infinity;
@@ -135,14 +146,17 @@ describe('searchDatabases semantic and hybrid over indexed tables', () => {
         expect(first.score).toBeGreaterThan(0.2);
         expect(first.score).toBeLessThanOrEqual(1);
         expect(first.score).toBeGreaterThan(second?.score ?? -1);
-        expect(semantic.body.data).toMatchObject({ searchMode: 'semantic', totalIsEstimate: false, unindexedTables: [], semanticUnindexedTables: [] });
+        expect(semantic.body.data).toMatchObject({ searchMode: 'semantic', totalIsEstimate: false, approximate: false, unindexedTables: [], semanticUnindexedTables: [], liveTables: [] });
+        expect(semantic.body.data.databases).toEqual([expect.objectContaining({ databaseId: db().id, source: 'index', approximate: false, indexedAt: expect.any(String) })]);
         expect(semantic.body.data.total).toBeGreaterThanOrEqual(semantic.body.data.results.length);
 
         const hybrid = await search({ ...body, searchMode: 'hybrid' });
         expect(hybrid.status, JSON.stringify(hybrid.body)).toBe(200);
         expect(hybrid.body.data.results[0], query).toMatchObject({ id: first.id, rank: 1, fields: { title: row.title } });
-        // Found by meaning only: one list's reciprocal rank score.
-        expect(hybrid.body.data.results[0].score).toBeCloseTo(1 / 61, 8);
+        // Found by meaning only, best of the vector ranking: its whole weight in the convex fusion (0.25 by default).
+        expect(hybrid.body.data.results[0].score).toBeCloseTo(0.25, 8);
+        const leaning = await search({ ...body, searchMode: 'hybrid', semanticRatio: 0.9 });
+        expect(leaning.body.data.results[0], query).toMatchObject({ id: first.id, score: expect.closeTo(0.9, 8) });
       }
     }, SLOW);
   });
@@ -150,10 +164,27 @@ describe('searchDatabases semantic and hybrid over indexed tables', () => {
   it('when a row is found both by its words and by meaning, then hybrid fuses both rankings and keeps the highlights', async () => {
     const res = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'guitar chords', searchMode: 'hybrid' });
     expect(res.status).toBe(200);
-    const [first] = res.body.data.results;
+    const [first, second] = res.body.data.results;
     expect(first).toMatchObject({ primaryKey: { id: 12 }, rank: 1 });
-    expect(first.score).toBeCloseTo(2 / 61, 8);
-    expect(first.snippet).toContain('<mark>');
+    // Best of both rankings: 0.75 * 1 + 0.25 * 1.
+    expect(first.score).toBeCloseTo(1, 8);
+    expect(second.score).toBeLessThanOrEqual(0.25);
+    expect(first.snippet).toBe('Learning to play <mark>guitar</mark>');
+    expect(first.matchedColumns).toEqual(['title', 'body']);
+  });
+
+  it('when hybrid leans on meaning or on words, then semanticRatio sets the weight of each ranking', async () => {
+    const body = { databases: [sqliteDb.id], tables: ['tips'], query: 'guitar sleep', searchMode: 'hybrid', limit: 3 };
+    const words = await search({ ...body, semanticRatio: 0 });
+    expect(words.status, JSON.stringify(words.body)).toBe(200);
+    // Words alone: "guitar" as typed, and "sleep" (in no row) read as the typo of "asleep"; no row found only by meaning.
+    expect(words.body.data.results.map((r: { primaryKey: { id: number } }) => r.primaryKey.id)).toEqual([12, 8]);
+    expect(words.body.data.corrections).toEqual([{ word: 'sleep', correctedTo: 'asleep' }]);
+    const meaning = await search({ ...body, semanticRatio: 1 });
+    expect(meaning.body.data.results.length).toBeGreaterThan(1);
+    expect(meaning.body.data.results[0].score).toBeCloseTo(1, 8);
+    const bad = await search({ ...body, semanticRatio: 1.5 });
+    expect(bad.status).toBe(400);
   });
 
   it('when semantic results are paged with nextCursor, then ranks continue and no row repeats', async () => {
@@ -174,16 +205,16 @@ describe('searchDatabases semantic and hybrid over indexed tables', () => {
     expect(matches).toBe(first.body.data.total);
   });
 
-  it('when some selected tables are indexed and others not, then the indexed answer and the others are listed; once indexed, they are searched at once', async () => {
+  it('when some selected tables are searched by meaning and others not, then the first answer and the others are listed; once turned on, they are searched at once', async () => {
     const body = { databases: [sqliteDb.id], tables: ['tips', 'notes'], query: 'caring for house plants', searchMode: 'semantic', limit: 20 };
     const before = await search(body);
     expect(before.status, JSON.stringify(before.body)).toBe(200);
     expect(before.body.data.semanticUnindexedTables).toEqual([
-      { databaseId: sqliteDb.id, table: 'notes', reason: 'never_indexed', message: expect.stringContaining('POST /api/v1/databases/{databaseId}/semantic-index') },
+      { databaseId: sqliteDb.id, table: 'notes', reason: 'never_indexed', message: expect.stringContaining(turnOnHint(sqliteDb, 'notes')) },
     ]);
     expect(before.body.data.results.every((r: { table: string }) => r.table === 'tips')).toBe(true);
 
-    await indexAndWait(sqliteDb, 'notes');
+    await turnSemanticOn(sqliteDb, 'notes');
     const after = await search(body);
     expect(after.status).toBe(200);
     expect(after.body.data.semanticUnindexedTables).toEqual([]);

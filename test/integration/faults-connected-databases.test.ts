@@ -1,7 +1,8 @@
 /**
  * Faults in the users' connected databases: a private PostgreSQL cluster (never the shared one) that stops and
  * comes back, and one behind a proxy that starts hanging (accepts, never answers). A healthy SQLite connection
- * keeps answering beside them; a failing database never fails the search.
+ * keeps answering beside them; a failing database never fails a live search, and searches of Quarry's index do not
+ * need the database at all.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.
 import { setAccount } from '../../scripts/lib/store-admin.js';
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
+import { waitForIndex } from '../support/indexing.js';
 import { onPrivatePostgres, startHangingProxy, startPrivatePostgres, type HangingProxy, type PrivatePostgres } from '../support/fault-instances.js';
 import { seedSqlite } from '../support/search-corpus.js';
 
@@ -60,6 +62,7 @@ beforeAll(async () => {
   ids.catalog = await connect(pgBody('Catalog', 'catalog', postgres.port));
   ids.hanging = await connect(pgBody('Hanging', 'hanging', proxy.port));
   ids.notes = await connect({ name: 'Notes', engine: 'sqlite', database: 'notes.db' });
+  for (const id of Object.values(ids)) await waitForIndex(client, user.token, id);
 }, 120_000);
 
 afterAll(async () => {
@@ -68,7 +71,8 @@ afterAll(async () => {
   await postgres?.cleanup();
 });
 
-const search = (query: string, databases: string[]) => client.post('/api/v1/search', { query, databases }, { token: key.secret });
+/** Live by default: these faults are the databases'; the index answers without them (`live` false). */
+const search = (query: string, databases: string[], live = true) => client.post('/api/v1/search', { query, databases, live }, { token: key.secret });
 const statusOf = (answer: { body: any }, id: string) => answer.body.data.databases.find((d: { databaseId: string }) => d.databaseId === id);
 
 describe('a connected PostgreSQL stops', () => {
@@ -88,6 +92,9 @@ describe('a connected PostgreSQL stops', () => {
     expect(statusOf(down, ids.notes)).toMatchObject({ status: 'ok', matches: notesMatches });
     expect(down.body.data.results.length).toBeGreaterThan(0);
     expect(down.body.data.results.every((r: { databaseId: string }) => r.databaseId === ids.notes)).toBe(true);
+    // Its rows are still in the index, which answers without it.
+    const fromIndex = await search('headphones', [ids.catalog, ids.notes], false);
+    expect(statusOf(fromIndex, ids.catalog)).toMatchObject({ status: 'ok', matches: 2, source: 'index', error: null });
 
     const test = await client.post(`/api/v1/databases/${ids.catalog}/test`, undefined, { token: user.token });
     expect(test.status).toBe(200);
@@ -124,6 +131,10 @@ describe('a connected database hangs', () => {
       expect(hung.body.data.results.some((r: { databaseId: string }) => r.databaseId === ids.catalog)).toBe(true);
       expect(hung.body.data.results.some((r: { databaseId: string }) => r.databaseId === ids.hanging)).toBe(false);
     }
+    const started = Date.now();
+    const fromIndex = await search('headphones', [ids.hanging, ids.notes], false);
+    expect(Date.now() - started).toBeLessThan(SEARCH_TIMEOUT_MS);
+    expect(statusOf(fromIndex, ids.hanging)).toMatchObject({ status: 'ok', matches: 2, source: 'index' });
     expect(server!.child.exitCode).toBeNull();
   }, 60_000);
 });

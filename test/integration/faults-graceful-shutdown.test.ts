@@ -17,6 +17,7 @@ import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.
 import { setAccount } from '../../scripts/lib/store-admin.js';
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser } from '../support/factories.js';
+import { waitForIndex } from '../support/indexing.js';
 import { onPrivatePostgres, startHangingProxy, startPrivatePostgres, type HangingProxy, type PrivatePostgres } from '../support/fault-instances.js';
 import { seedMysql, seedSqlite } from '../support/search-corpus.js';
 import { mysqlConnection, onMysql } from '../support/seed-databases.js';
@@ -87,6 +88,9 @@ describe('graceful shutdown under load with connected databases that stopped ans
     const slow = await connect({ name: 'Slow', engine: 'postgres', host: '127.0.0.1', port: pgProxy!.port, database: 'slow', username: 'postgres', password: '' });
     const shop = await connect({ ...mysqlConnection({ name: 'Shop', port: myProxy!.port, tables: [myTable] }) });
     const notes = await connect({ name: 'Notes', engine: 'sqlite', database: 'notes.db' });
+    // The connections' first syncs end before the database hangs (a sync reading a hanging database holds the stop).
+    await waitForIndex(client, user.token, slow);
+    await waitForIndex(client, user.token, notes);
     const databases = [slow, shop, notes];
 
     // Healthy first: every pool holds open connections to its server.
@@ -112,8 +116,8 @@ describe('graceful shutdown under load with connected databases that stopped ans
       server!.child.once('exit', (code, signal) => resolve({ code, signal })),
     );
     const traffic = Promise.all([
-      loop('search', () => client.post('/api/v1/search', { query: 'headphones', databases }, { token: key.secret })),
-      loop('search', () => client.post('/api/v1/search', { query: 'speaker', databases }, { token: key.secret })),
+      loop('search', () => client.post('/api/v1/search', { query: 'headphones', databases, live: true }, { token: key.secret })),
+      loop('search', () => client.post('/api/v1/search', { query: 'speaker', databases, live: true }, { token: key.secret })),
       loop('key', () => client.get('/api/v1/rate-limit/status', { token: key.secret })),
       loop('key', () => client.get('/health', { token: key.secret })),
     ]);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
-import { waitForIndex } from '../support/index-sync.js';
+import { waitForIndex } from '../support/indexing.js';
 import { operatorCommand } from '../support/operator.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { freshPostgresDatabase } from '../support/stores.js';
@@ -119,7 +119,7 @@ describe('one index, two answering processes and one syncing', () => {
     await onSqlite(join(sqliteDir, owner.id), 'shop.db', ["UPDATE items SET title = 'a unique aubergine planter' WHERE id = 7"]);
     const sync = await b!.post(`/api/v1/databases/${databaseId}/index/sync`, {}, { token: owner.token });
     expect(sync.status).toBe(202);
-    const [items] = await waitForIndex(b!, owner.token, databaseId, { timeoutMs: 120_000 });
+    const [items] = await waitForIndex(b!, owner.token, databaseId);
     expect(items!.job).toMatchObject({ status: 'done', rowsWritten: 1, rowsSkipped: ROWS - 1 });
 
     await new Promise((resolve) => setTimeout(resolve, CONSISTENCY_MS + 200));

@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import { DIALECTS, type SqlExecutor, type TableSchema } from '../../../src/connectors/index.js';
+import {
+  contentTables, cursorOf, existingKeysQuery, fieldValue, indexableProblem, indexRowOf, MAX_FIELD_CHARS, MAX_INDEX_TEXT_CHARS,
+  MAX_KEY_CHARS, pageQuery, rowId, tableId,
+} from '../../../src/search-index/documents.js';
+import { docsTable } from './support.js';
+
+type Engine = SqlExecutor['engine'];
+
+/** Only the engine's quoting and placeholders matter to the statement builders. */
+const executor = (engine: Engine): SqlExecutor => ({
+  engine, ...DIALECTS[engine], query: () => Promise.reject(new Error('statements are only built here')),
+});
+
+const table = (overrides: Partial<TableSchema> = {}): TableSchema => ({ ...docsTable, ...overrides });
+
+const composite = table({
+  name: 'lines', schema: 'shop', primaryKey: ['order_id', 'line'],
+  columns: [
+    { name: 'order_id', type: 'integer', searchable: false },
+    { name: 'line', type: 'integer', searchable: false },
+    { name: 'note', type: 'text', searchable: true },
+    { name: 'search', type: 'tsvector', searchable: false },
+  ],
+  textColumns: ['note'],
+});
+
+describe('indexRowOf', () => {
+  const row = { id: 7, title: ' Kettle ', body: 'Descale it with vinegar', views: 12 };
+
+  it('when a row is indexed, then its text is the text columns joined, and its fields and key are JSON', () => {
+    const indexed = indexRowOf('itb_1', table(), row)!;
+    expect(indexed).toMatchObject({ src: 'itb_1', pk: '{"id":7}', text: 'Kettle\nDescale it with vinegar' });
+    expect(JSON.parse(indexed.fields)).toEqual(row);
+    expect(indexed.rid).toBe(rowId('itb_1', '{"id":7}'));
+    expect(indexed.rid).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('when the text changes, then both hashes change and the id stays', () => {
+    const before = indexRowOf('itb_1', table(), row)!;
+    const after = indexRowOf('itb_1', table(), { ...row, body: 'Descale it with citric acid' })!;
+    expect(after.rid).toBe(before.rid);
+    expect(after.hash).not.toBe(before.hash);
+    expect(after.thash).not.toBe(before.thash);
+  });
+
+  it('when only a field outside the text changes, then the row hash changes but the text hash (and so its vector) stays', () => {
+    const before = indexRowOf('itb_1', table(), row)!;
+    const after = indexRowOf('itb_1', table(), { ...row, views: 13 })!;
+    expect(after.hash).not.toBe(before.hash);
+    expect(after.thash).toBe(before.thash);
+    expect(indexRowOf('itb_1', table(), { ...row })!.hash).toBe(before.hash);
+  });
+
+  it('when the same key is in another table, or another key in the same table, then the id differs', () => {
+    const a = indexRowOf('itb_1', table(), row)!.rid;
+    expect(indexRowOf('itb_2', table(), row)!.rid).not.toBe(a);
+    expect(indexRowOf('itb_1', table(), { ...row, id: 8 })!.rid).not.toBe(a);
+  });
+
+  it('when the primary key is longer than MAX_KEY_CHARS as JSON, then the row is not indexed', () => {
+    const keyed = table({ primaryKey: ['title'] });
+    const fits = 'k'.repeat(MAX_KEY_CHARS - '{"title":""}'.length);
+    expect(indexRowOf('itb_1', keyed, { ...row, title: fits })).not.toBeNull();
+    expect(indexRowOf('itb_1', keyed, { ...row, title: `${fits}k` })).toBeNull();
+  });
+
+  it('when text is empty, null or bytes, then it adds nothing; very long text is cut', () => {
+    expect(indexRowOf('itb_1', table(), { id: 1, title: '   ', body: null })!.text).toBe('');
+    expect(indexRowOf('itb_1', table(), { id: 1, title: Buffer.from('secret'), body: 'b' })!.text).toBe('b');
+    expect(indexRowOf('itb_1', table(), { id: 1, title: 'x'.repeat(MAX_INDEX_TEXT_CHARS + 10), body: '' })!.text).toHaveLength(MAX_INDEX_TEXT_CHARS);
+  });
+
+  it('when a table has a tsvector column, then its fields leave it out and its composite key keeps key order', () => {
+    const indexed = indexRowOf('itb_1', composite, { line: 2, order_id: 10, note: 'gift wrap', search: "'gift':1" })!;
+    expect(indexed.pk).toBe('{"order_id":10,"line":2}');
+    expect(JSON.parse(indexed.fields)).toEqual({ order_id: 10, line: 2, note: 'gift wrap' });
+  });
+});
+
+describe('fieldValue', () => {
+  it('when a value is not plain JSON, then it becomes the text a result shows', () => {
+    expect(fieldValue(new Date('2026-11-25T10:00:00Z'))).toBe('2026-11-25T10:00:00.000Z');
+    expect(fieldValue(new Date('not a date'))).toBeNull();
+    expect(fieldValue(42n)).toBe(42);
+    expect(fieldValue(2n ** 63n)).toBe('9223372036854775808');
+    expect(fieldValue(Buffer.from('hi'))).toBe('aGk=');
+    expect(fieldValue(undefined)).toBeNull();
+    expect(fieldValue(null)).toBeNull();
+    expect(fieldValue(true)).toBe(true);
+    expect(fieldValue(1.5)).toBe(1.5);
+  });
+
+  it('when a text is longer than MAX_FIELD_CHARS, then the stored copy is cut', () => {
+    expect(fieldValue('y'.repeat(MAX_FIELD_CHARS + 1))).toBe('y'.repeat(MAX_FIELD_CHARS));
+    expect(fieldValue('short')).toBe('short');
+  });
+});
+
+describe('pageQuery', () => {
+  it('when the first page of a single-key table is read, then it is ordered by the key with no cursor', () => {
+    expect(pageQuery(executor('sqlite'), table(), null, 500)).toEqual({
+      sql: 'SELECT "id", "title", "body", "views" FROM "docs" ORDER BY "id" LIMIT 500', params: [],
+    });
+  });
+
+  it.each([
+    ['sqlite', 'SELECT "id", "title", "body", "views" FROM "docs" WHERE "id" > ? ORDER BY "id" LIMIT 100'],
+    ['mysql', 'SELECT `id`, `title`, `body`, `views` FROM `docs` WHERE `id` > ? ORDER BY `id` LIMIT 100'],
+    ['postgres', 'SELECT "id", "title", "body", "views" FROM "docs" WHERE "id" > $1 ORDER BY "id" LIMIT 100'],
+  ] as const)('when a %s page follows a cursor, then it reads the rows after it', (engine, sql) => {
+    expect(pageQuery(executor(engine), table(), [41], 100)).toEqual({ sql, params: [41] });
+  });
+
+  it('when a composite key on PostgreSQL is paged, then the row value comparison is used and the name is schema-qualified', () => {
+    expect(pageQuery(executor('postgres'), composite, [10, 2], 50)).toEqual({
+      sql: 'SELECT "order_id", "line", "note" FROM "shop"."lines" WHERE ("order_id", "line") > ($1, $2) ORDER BY "order_id", "line" LIMIT 50',
+      params: [10, 2],
+    });
+  });
+
+  it('when a page size is fractional or zero, then it is a whole number of at least one', () => {
+    expect(pageQuery(executor('mysql'), table(), null, 0).sql).toMatch(/LIMIT 1$/);
+    expect(pageQuery(executor('mysql'), table(), null, 2.7).sql).toMatch(/LIMIT 2$/);
+  });
+
+  it('when an identifier holds a quote, then it is quoted by the engine, never closed early', () => {
+    const odd = table({ name: 'we"ird', primaryKey: ['i`d'], columns: [{ name: 'i`d', type: 'INTEGER', searchable: false }] });
+    expect(pageQuery(executor('sqlite'), odd, null, 1).sql).toBe('SELECT "i`d" FROM "we""ird" ORDER BY "i`d" LIMIT 1');
+    expect(pageQuery(executor('mysql'), odd, null, 1).sql).toBe('SELECT `i``d` FROM `we"ird` ORDER BY `i``d` LIMIT 1');
+  });
+});
+
+describe('existingKeysQuery', () => {
+  it.each([
+    ['sqlite', 'SELECT "id" FROM "docs" WHERE ("id" IN (?, ?, ?))'],
+    ['mysql', 'SELECT `id` FROM `docs` WHERE (`id` IN (?, ?, ?))'],
+    ['postgres', 'SELECT "id" FROM "docs" WHERE ("id" IN ($1, $2, $3))'],
+  ] as const)('when %s keys of a single-key table are checked, then one IN list binds them', (engine, sql) => {
+    expect(existingKeysQuery(executor(engine), table(), [[1], [5], [9]], null)).toEqual({ sql, params: [1, 5, 9] });
+  });
+
+  it('when a truncated sync checks keys, then only rows up to the last one it read count', () => {
+    expect(existingKeysQuery(executor('postgres'), table(), [[1], [5]], [3])).toEqual({
+      sql: 'SELECT "id" FROM "docs" WHERE ("id" IN ($1, $2)) AND "id" <= $3', params: [1, 5, 3],
+    });
+  });
+
+  it('when composite keys are checked, then each key is one AND group, and the bound follows the keys\' parameters', () => {
+    expect(existingKeysQuery(executor('postgres'), composite, [[10, 1], [10, 2]], [10, 1])).toEqual({
+      sql: 'SELECT "order_id", "line" FROM "shop"."lines" WHERE (("order_id" = $1 AND "line" = $2) OR ("order_id" = $3 AND "line" = $4)) AND ("order_id", "line") <= ($5, $6)',
+      params: [10, 1, 10, 2, 10, 1],
+    });
+    expect(existingKeysQuery(executor('mysql'), composite, [[10, 1]], null)).toEqual({
+      sql: 'SELECT `order_id`, `line` FROM `lines` WHERE ((`order_id` = ? AND `line` = ?))', params: [10, 1],
+    });
+  });
+});
+
+describe('tables', () => {
+  const fts = (name: string) => ({ name, kind: 'fts5' as const, columns: ['title', 'body'] });
+
+  it('when a SQLite schema has an external-content FTS5 table, then only its content table is searched', () => {
+    const schema = [
+      table({ name: 'tips', fullTextIndexes: [fts('tips_fts')] }),
+      table({ name: 'tips_fts', primaryKey: ['rowid'], fullTextIndexes: [fts('tips_fts')] }),
+      table({ name: 'standalone_fts', primaryKey: ['rowid'], fullTextIndexes: [fts('standalone_fts')] }),
+      table({ name: 'numbers', textColumns: [] }),
+    ];
+    expect(contentTables(schema).map((t) => t.name)).toEqual(['tips', 'standalone_fts']);
+  });
+
+  it('when a PostgreSQL table shares its name with an FTS5 table elsewhere, then it is still searched', () => {
+    const schema = [table({ name: 'a', fullTextIndexes: [fts('b')] }), table({ name: 'b', schema: 'public' })];
+    expect(contentTables(schema).map((t) => t.name)).toEqual(['a', 'b']);
+  });
+
+  it('when a table has no primary key or no text, then it cannot be indexed and says why', () => {
+    expect(indexableProblem(table())).toBeNull();
+    expect(indexableProblem(table({ primaryKey: [] }))).toMatch(/primary key/);
+    expect(indexableProblem(table({ textColumns: [] }))).toMatch(/text columns/);
+  });
+
+  it('when a table is outside PostgreSQL\'s public schema, then its id is schema-qualified', () => {
+    expect(tableId(composite)).toBe('shop.lines');
+    expect(tableId(table({ schema: 'public' }))).toBe('docs');
+    expect(tableId(table())).toBe('docs');
+  });
+
+  it('when a row is read, then its cursor is its key values in key order, as JSON-safe scalars', () => {
+    expect(cursorOf(composite, { note: 'x', line: 3, order_id: 9n })).toEqual(['9', 3]);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { convexFusion } from '../../../src/search-index/fusion.js';
+import type { IndexHit } from '../../../src/search-index/index-store.js';
+
+const hits = (src: string, scored: Array<[string, number]>): IndexHit[] => scored.map(([rid, score]) => ({ rid, src, score }));
+const scores = (fused: IndexHit[]) => Object.fromEntries(fused.map((h) => [h.rid, h.score]));
+
+describe('convexFusion (hybrid search)', () => {
+  it('when a list is fused alone, then its scores are min-max normalised: best 1, worst 0, the rest in proportion', () => {
+    const fused = convexFusion(hits('t', [['a', 12], ['b', 7], ['c', 2]]), [], 0.25);
+    expect(fused.map((h) => h.rid)).toEqual(['a', 'b', 'c']);
+    expect(fused[0]!.score).toBeCloseTo(0.75, 12);
+    expect(fused[1]!.score).toBeCloseTo(0.75 * 0.5, 12);
+    expect(fused[2]!.score).toBe(0);
+  });
+
+  it('when both lists rank rows, then each row scores (1 - r) * text + r * vector', () => {
+    const text = hits('t', [['a', 9], ['b', 5], ['c', 1]]);
+    const vector = hits('t', [['c', 0.9], ['b', 0.7], ['a', 0.4]]);
+    const fused = scores(convexFusion(text, vector, 0.25));
+    expect(fused.a).toBeCloseTo(0.75 * 1 + 0.25 * 0, 12);
+    expect(fused.b).toBeCloseTo(0.75 * 0.5 + 0.25 * 0.6, 12);
+    expect(fused.c).toBeCloseTo(0.75 * 0 + 0.25 * 1, 12);
+    // The weight of meaning decides: at 0.8, the row the vectors like best wins.
+    expect(convexFusion(text, vector, 0.8).map((h) => h.rid)).toEqual(['c', 'b', 'a']);
+    expect(convexFusion(text, vector, 0.25).map((h) => h.rid)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('when a row is in one list only, then it gets that list\'s share alone and keeps its table', () => {
+    const fused = convexFusion(hits('t1', [['a', 4], ['b', 2]]), hits('t2', [['z', 0.9], ['a', 0.5]]), 0.25);
+    expect(scores(fused)).toEqual({ a: 0.75, z: 0.25, b: 0 });
+    expect(fused.find((h) => h.rid === 'z')).toEqual({ rid: 'z', src: 't2', score: 0.25 });
+    expect(fused.find((h) => h.rid === 'b')!.src).toBe('t1');
+  });
+
+  it('when a ranking has no weight, then its rows do not enter the fusion', () => {
+    expect(convexFusion(hits('t', [['a', 3]]), hits('t', [['v', 0.9]]), 0).map((h) => h.rid)).toEqual(['a']);
+    expect(convexFusion(hits('t', [['a', 3]]), hits('t', [['v', 0.9]]), 1).map((h) => h.rid)).toEqual(['v']);
+  });
+
+  it('when every score of a list is equal, then each counts as the best of that list (no division by zero)', () => {
+    const fused = convexFusion(hits('t', [['a', 5], ['b', 5]]), [], 0.5);
+    expect(fused.map((h) => h.score)).toEqual([0.5, 0.5]);
+  });
+
+  it('when fused scores tie, then rows are ordered by id, whatever the input order', () => {
+    const forward = convexFusion(hits('t', [['m', 2], ['c', 2], ['x', 1]]), hits('t', [['k', 0.3], ['b', 0.3]]), 0.5);
+    expect(forward.map((h) => h.rid)).toEqual(['b', 'c', 'k', 'm', 'x']);
+    const backward = convexFusion(hits('t', [['x', 1], ['c', 2], ['m', 2]]), hits('t', [['b', 0.3], ['k', 0.3]]), 0.5);
+    expect(backward.map((h) => h.rid)).toEqual(forward.map((h) => h.rid));
+  });
+
+  it('when both lists are empty, then nothing comes back', () => {
+    expect(convexFusion([], [], 0.25)).toEqual([]);
+  });
+});

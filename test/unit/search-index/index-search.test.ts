@@ -1,0 +1,99 @@
+/**
+ * searchIndex and hitDetails over a stand-in space: which tables each ranking reads, how the window, the count cap and
+ * the per-database counts are cut, and how hybrid fuses and counts both rankings.
+ */
+import { describe, expect, it } from 'vitest';
+import type { IndexHit, IndexSpace, IndexStore, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
+import { COUNT_CAP, hitDetails, MIN_SIMILARITY, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
+import { queryStems } from '../../../src/search-index/analyzer.js';
+
+const sources: IndexedSource[] = [
+  { src: 'itb_a', connectionId: 'db_1', tableName: 'docs', keyColumns: ['id'], textColumns: ['title', 'body'], semanticReady: true },
+  { src: 'itb_b', connectionId: 'db_2', tableName: 'notes', keyColumns: ['id'], textColumns: ['note'], semanticReady: false },
+];
+const hits = (n: number, src = 'itb_a', prefix = 'r') => Array.from({ length: n }, (_, i): IndexHit => ({ rid: `${prefix}${i}`, src, score: n - i }));
+
+/** A space that answers with fixed rankings and records what it was asked. */
+function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = []) {
+  const calls: Array<{ kind: string; srcs: string[]; limit: number; minSimilarity?: number; query?: TextQuery }> = [];
+  const space = {
+    searchText: async (query: TextQuery, scope: SearchScope, limit: number) => {
+      const srcs = scope.srcs ?? sources.map((s) => s.src);
+      calls.push({ kind: 'text', srcs, limit, query });
+      return text.filter((h) => srcs.includes(h.src)).slice(0, limit);
+    },
+    searchVector: async (_vector: Float32Array, scope: SearchScope, limit: number, minSimilarity: number) => {
+      const srcs = scope.srcs ?? sources.map((s) => s.src);
+      calls.push({ kind: 'vector', srcs, limit, minSimilarity });
+      return vector.filter((h) => srcs.includes(h.src)).slice(0, limit);
+    },
+    rows: async (rids: string[]) => stored.filter((row) => rids.includes(row.rid)),
+  } as unknown as IndexSpace;
+  let opened = 0;
+  const store: Pick<IndexStore, 'space'> = { space: async () => { opened += 1; return space; } };
+  return { store, calls, opened: () => opened };
+}
+
+const input = (changes: Partial<IndexSearchInput>): IndexSearchInput => ({
+  space: 'space_usr_1_test', sources, mode: 'natural', text: { words: 'kettle', exclude: [] }, vector: null, window: 20, semanticRatio: 0.25, wholeSpace: false, ...changes,
+});
+
+describe('searchIndex', () => {
+  it('when a natural search runs, then every selected table is ranked by text and the page is cut to the window', async () => {
+    const { store, calls } = fakeStore([...hits(3), ...hits(2, 'itb_b', 'n')].sort((a, b) => b.score - a.score), []);
+    const result = await searchIndex(store, input({ window: 4, text: { words: 'kettle', exclude: ['tea'] } }));
+    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: COUNT_CAP + 1, query: { words: 'kettle', exclude: ['tea'] } }]);
+    expect(result.hits).toHaveLength(4);
+    expect(result).toMatchObject({ total: 5, totalIsEstimate: false });
+    expect(result.matchesByConnection).toEqual(new Map([['db_1', 3], ['db_2', 2]]));
+  });
+
+  it('when more rows match than the count cap, then the total is the cap and says it is an estimate', async () => {
+    const { store } = fakeStore(hits(COUNT_CAP + 50), []);
+    const result = await searchIndex(store, input({ window: 10 }));
+    expect(result).toMatchObject({ total: COUNT_CAP, totalIsEstimate: true });
+    expect(result.matchesByConnection.get('db_1')).toBe(COUNT_CAP);
+    const exact = await searchIndex(fakeStore(hits(COUNT_CAP), []).store, input({ window: 10 }));
+    expect(exact).toMatchObject({ total: COUNT_CAP, totalIsEstimate: false });
+  });
+
+  it('when a semantic search runs, then only tables with vectors are compared, at the minimum similarity', async () => {
+    const { store, calls } = fakeStore([], [...hits(2), ...hits(2, 'itb_b', 'n')]);
+    const result = await searchIndex(store, input({ mode: 'semantic', vector: Float32Array.from([1, 0]) }));
+    expect(calls).toEqual([{ kind: 'vector', srcs: ['itb_a'], limit: COUNT_CAP + 1, minSimilarity: MIN_SIMILARITY }]);
+    expect(result.hits.map((h) => h.rid)).toEqual(['r0', 'r1']);
+    expect(await searchIndex(store, input({ mode: 'semantic', vector: null }))).toMatchObject({ hits: [], total: 0 });
+  });
+
+  it('when a hybrid search runs, then both rankings are fused and every row either found counts once', async () => {
+    const text = [{ rid: 'a', src: 'itb_a', score: 8 }, { rid: 'b', src: 'itb_b', score: 4 }];
+    const vector = [{ rid: 'c', src: 'itb_a', score: 0.9 }, { rid: 'a', src: 'itb_a', score: 0.5 }];
+    const { store, calls } = fakeStore(text, vector);
+    const result = await searchIndex(store, input({ mode: 'hybrid', vector: Float32Array.from([1, 0]), semanticRatio: 0.5 }));
+    expect(calls.map((c) => `${c.kind}:${c.srcs.join(',')}`).sort()).toEqual(['text:itb_a,itb_b', 'vector:itb_a']);
+    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['a', 0.5], ['c', 0.5], ['b', 0]]);
+    expect(result).toMatchObject({ total: 3, totalIsEstimate: false });
+    expect(result.matchesByConnection).toEqual(new Map([['db_1', 2], ['db_2', 1]]));
+  });
+
+  it('when no table is selected, then the index is not opened', async () => {
+    const fake = fakeStore(hits(3), []);
+    expect(await searchIndex(fake.store, input({ sources: [] }))).toMatchObject({ hits: [], total: 0 });
+    expect(fake.opened()).toBe(0);
+  });
+});
+
+describe('hitDetails', () => {
+  it('when a page is detailed, then each row has its stored key and fields and a snippet marking the query\'s stems; rows of unselected tables are left out', async () => {
+    const stored = [
+      { rid: 'r0', src: 'itb_a', pk: '{"id":7}', fields: JSON.stringify({ id: 7, title: 'Kettles', body: 'Boil water <fast>' }) },
+      { rid: 'x', src: 'itb_gone', pk: '{"id":1}', fields: '{}' },
+    ];
+    const { store } = fakeStore([], [], stored);
+    const details = await hitDetails(store, 'space_usr_1_test', [{ rid: 'r0', src: 'itb_a', score: 1 }, { rid: 'x', src: 'itb_gone', score: 1 }], sources, queryStems('kettle'));
+    expect([...details.keys()]).toEqual(['r0']);
+    expect(details.get('r0')).toEqual({
+      primaryKey: { id: 7 }, fields: { id: 7, title: 'Kettles', body: 'Boil water <fast>' }, snippet: '<mark>Kettles</mark>', matchedColumns: ['title'],
+    });
+  });
+});
