@@ -15,7 +15,7 @@ export interface paths {
          * Service health
          * @description Checks the store (and Redis when configured) for real, at most once a second (calls within a second share
          *     the result). `healthy` and `degraded` answer 200; `unhealthy`
-         *     answers 503 with the report in `error.details`. With an API key the answer also names the key's tier and
+         *     answers 503 `SERVICE_UNAVAILABLE` with the report in `error.details`. With an API key the answer also names the key's tier and
          *     permissions; an invalid key is not an error here, it is reported as `authenticated: false`. Each check says
          *     only whether the dependency is `up` (detail `available`) or `down` (`unavailable`): what is behind it (the
          *     store's kind, latencies, a driver's error) is shown to admins only, by `GET /api/v1/management/health`. A publishable key, or a secret key
@@ -186,9 +186,9 @@ export interface paths {
         };
         /**
          * Detailed service health
-         * @description The report of `GET /health`, under the versioned path. Called with an admin's JWT, each check also carries
-         *     what is behind it: the store's kind, latencies and the error a dependency answered with. Everyone else
-         *     (anonymous, API key, a user's JWT) gets the public report.
+         * @description The report of `GET /health`, under the versioned path (`unhealthy` answers 503 `SERVICE_UNAVAILABLE`). Called
+         *     with an admin's JWT, each check also carries what is behind it: the store's kind, latencies and the error a
+         *     dependency answered with. Everyone else (anonymous, API key, a user's JWT) gets the public report.
          */
         get: operations["getManagementHealth"];
         put?: never;
@@ -2003,10 +2003,10 @@ export interface components {
             table: string;
             status: components["schemas"]["IndexJobStatus"];
             /**
-             * @description What queued it: the connection was made, a caller asked, its schedule, or a change of settings.
+             * @description What queued it: the connection was made, a caller asked, its schedule, a change of settings, or its SQLite file was replaced by an upload.
              * @enum {string}
              */
-            trigger: "connect" | "manual" | "schedule" | "settings";
+            trigger: "connect" | "manual" | "schedule" | "settings" | "upload";
             /** @description The sync embeds the rows for semantic search. */
             semantic: boolean;
             /** @description Embedding model of a semantic sync, e.g. `local:universal-sentence-encoder-lite@0.2.0`; null otherwise. */
@@ -2880,6 +2880,21 @@ export interface components {
         };
         /** @description The key lacks the `search` permission, is a secret key sent from a web page, or is a publishable key used from a page of an origin it does not list. The key was verified and counted, so the rate-limit headers are present. */
         PublishableKeyForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The key lacks the `search` permission, is a secret key sent from a web page, is a publishable key used from a page of an origin it does not list, or the search names more databases than the plan lets one search read. The key was verified and counted, so the rate-limit headers are present. */
+        SearchForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3784,10 +3799,22 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control-NoStore"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    /**
+                     * @description Refreshes per client IP allowed per hour.
+                     * @example 60
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 59
+                     */
+                    "X-RateLimit-Remaining": number;
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-RateLimit-Tier": components["headers"]["X-RateLimit-Tier"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
                     "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
                     [name: string]: unknown;
                 };
@@ -3815,7 +3842,43 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description Too many refreshes from this client IP within the hour. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Refreshes per client IP allowed per hour.
+                     * @example 60
+                     */
+                    "X-RateLimit-Limit": number;
+                    /**
+                     * @description Requests left in the current window.
+                     * @example 0
+                     */
+                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description `anonymous`: limited per client IP.
+                     * @example anonymous
+                     */
+                    "X-RateLimit-Tier": string;
+                    "X-RateLimit-Window": components["headers"]["X-RateLimit-Window"];
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "X-RateLimit-Retry-After": number;
+                    /**
+                     * @description Seconds until a slot frees.
+                     * @example 1200
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             503: components["responses"]["StoreUnavailable"];
             default: components["responses"]["Error"];
         };
@@ -5167,7 +5230,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["KeyUnauthorized"];
-            403: components["responses"]["PublishableKeyForbidden"];
+            403: components["responses"]["SearchForbidden"];
             /** @description A named database is not one of the caller's connections. The key was verified and counted, so the rate-limit headers are present. */
             404: {
                 headers: {

@@ -40,6 +40,8 @@ try {
   const server = await startServer(config, createLogger('warn'));
   try {
     console.log(await chosen.run(server.services));
+    // Running servers cache accounts briefly; only a shared Redis tells them of the change at once.
+    if (command !== 'plans' && !config.redisUrl) console.log('Running servers see this within 5 seconds (at once when they share REDIS_URL).');
   } finally {
     await server.stop();
   }

@@ -1,18 +1,15 @@
 import Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { createApiBackend } from './api/backend.js';
-import { contractMethods } from './api/contract.js';
 import { dispatch } from './api/dispatch.js';
-import { ContractPipeline } from './api/pipeline.js';
 import { responseValidator, type ContractViolation } from './api/response-validator.js';
 import type { Config } from './config/config.js';
 import { crossOrigin } from './http/cors.js';
 import { errorTranslator } from './http/error-translator.js';
 import { jsonBody } from './http/json-body.js';
-import { requestHeaders } from './http/request-headers.js';
 import { requestId } from './http/request-id.js';
-import { responseBatching } from './http/response-batching.js';
 import { usageLog } from './http/usage-log.js';
+import { contractMethods } from './lib/contract.js';
 import { accessLogger, type Logger } from './lib/logger.js';
 import type { Services } from './services/index.js';
 
@@ -26,9 +23,9 @@ export interface QuarryApp {
 }
 
 /**
- * The request pipeline, outermost first: CORS (a preflight ends there), response batching (on by default), the
- * request's headers, request id, access/usage log, contract check of the response, the one error translator, JSON
- * body parsing, then openapi-backend, which routes by openapi.yaml.
+ * The middleware, outermost first: closing connections once the server drains, CORS (a preflight ends there),
+ * request id, access/usage log, contract check of the response, the one error translator, JSON body parsing, then
+ * openapi-backend's request lifecycle, which routes by openapi.yaml.
  */
 export async function createApp(config: Config, logger: Logger, services: Services): Promise<QuarryApp> {
   const api = await createApiBackend(services);
@@ -47,14 +44,12 @@ export async function createApp(config: Config, logger: Logger, services: Servic
     }
   });
   koa.use(crossOrigin(config.corsOrigins, contractMethods()));
-  if (config.responseBatching) koa.use(responseBatching());
-  koa.use(requestHeaders());
   koa.use(requestId());
   koa.use(usageLog(accessLogger(logger), services.usage, services.clock));
   if (config.validateResponses) koa.use(responseValidator(api, contractViolations));
   koa.use(errorTranslator(logger));
   koa.use(jsonBody(config.bodyLimit));
-  koa.use(dispatch(new ContractPipeline(api), services));
+  koa.use(dispatch(api, services));
   koa.on('error', (error) => logger.debug({ err: error }, 'koa error event'));
   return { koa, api, contractViolations, drain: () => void (draining = true) };
 }

@@ -1,13 +1,14 @@
 import ajvFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { AppError, notImplemented } from '../errors/app-error.js';
+import { successBody } from '../http/envelope.js';
+import { loadContract } from '../lib/contract.js';
 import type { Services } from '../services/index.js';
-import { loadContract } from './contract.js';
-import { handlers } from '../handlers/index.js';
+import { handlers as operationHandlers } from '../handlers/index.js';
 import { assertMediaType } from './media-type.js';
 import { enforcePolicies } from './policies.js';
 import { securityHandlers, unauthorizedHandler } from './security.js';
-import type { HandlerEnv } from './types.js';
+import type { HandlerEnv, OperationHandler, RawReply, Reply } from './types.js';
 
 interface AjvErrorLike {
   instancePath: string;
@@ -57,34 +58,31 @@ export function backendOptions(strict: boolean): ConstructorParameters<typeof Op
   };
 }
 
-/**
- * openapi-backend rebuilds its flat operation list (lodash over every path) on each routing call, which was a
- * fifth of a request's CPU; the contract does not change after init, so the list is built once.
- */
-export function freezeOperations(api: OpenAPIBackend): void {
-  const operations = api.router.getOperations();
-  api.router.getOperations = () => operations;
+/** What a request ends as, for Koa to write: the JSON envelope, or a handler's raw body (exports, docs). */
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/** Wraps what an operation handler returned: JSON data in the success envelope, raw bodies as they are. */
+function toResponse(result: Reply | RawReply, requestId: string): ApiResponse {
+  if ('raw' in result) return { status: result.status, body: result.raw, contentType: result.contentType, headers: result.headers };
+  return { status: result.status, body: successBody(result.data, requestId), headers: result.headers };
 }
 
 /**
- * The contract is the route table: openapi-backend matches the operation, runs the security handlers, our
- * policies, validation, then `handlers[operationId]` (STYLE.md §1). Strict mode refuses handlers the contract
- * does not name.
+ * openapi-backend's lifecycle hooks (its documented special handlers). Failures are thrown as AppErrors, so that
+ * they reach the one error translator like every other error; only a handler's success reaches postResponseHandler.
  */
-export async function createApiBackend(services: Services): Promise<OpenAPIBackend> {
-  const api = new OpenAPIBackend(backendOptions(true));
-  const endpoints = new Map<string, string>();
-  api.register({
-    ...handlers,
+function lifecycle(api: OpenAPIBackend) {
+  return {
     postRoutingHandler: async (c: Context, env: HandlerEnv) => {
-      if (c.operation) {
-        const operationId = c.operation.operationId!;
-        env.state.operationId = operationId;
-        let endpoint = endpoints.get(operationId);
-        if (!endpoint) endpoints.set(operationId, (endpoint = `${c.operation.method.toUpperCase()} ${c.operation.path}`));
-        env.state.endpoint = endpoint;
-        assertMediaType(c);
-      }
+      if (!c.operation) return;
+      env.state.operationId = c.operation.operationId;
+      env.state.endpoint = `${c.operation.method.toUpperCase()} ${c.operation.path}`;
+      assertMediaType(c);
     },
     postSecurityHandler: enforcePolicies,
     unauthorizedHandler,
@@ -103,15 +101,24 @@ export async function createApiBackend(services: Services): Promise<OpenAPIBacke
     },
     methodNotAllowed: async (c: Context) => {
       const allowed = allowedMethods(api, c.request.path);
-      throw new AppError('METHOD_NOT_ALLOWED', `${c.request.method.toUpperCase()} is not allowed on ${c.request.path}; it takes ${allowed.join(', ')}.`, { allowed })
-        .withHeaders({ Allow: allowed.join(', ') });
+      throw new AppError('METHOD_NOT_ALLOWED', `${c.request.method.toUpperCase()} is not allowed on ${c.request.path}; it takes ${allowed.join(', ')}.`, { allowed }, { allowedMethods: allowed });
     },
     notImplemented: async (c: Context) => {
       throw notImplemented(c.operation.operationId ?? 'unknown');
     },
-  });
-  for (const [name, handler] of Object.entries(securityHandlers(services))) api.registerSecurityHandler(name, handler);
+    postResponseHandler: async (c: Context, env: HandlerEnv) => toResponse(c.response as Reply | RawReply, env.requestId),
+  };
+}
+
+/**
+ * The contract is the route table: openapi-backend's handleRequest matches the operation, runs the security
+ * handlers, our policies, validation, then `handlers[operationId]` (STYLE.md §1). Handlers are registered after
+ * init, so strict mode refuses one whose operationId the contract does not name, and the start fails.
+ */
+export async function createApiBackend(services: Services, handlers: Record<string, OperationHandler> = operationHandlers): Promise<OpenAPIBackend> {
+  const api = new OpenAPIBackend(backendOptions(true));
   await api.init();
-  freezeOperations(api);
+  api.register({ ...lifecycle(api), ...handlers } as never);
+  for (const [name, handler] of Object.entries(securityHandlers(services))) api.registerSecurityHandler(name, handler);
   return api;
 }

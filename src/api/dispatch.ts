@@ -1,55 +1,29 @@
-import type { Readable } from 'node:stream';
-import type { Context as KoaContext, Middleware } from 'koa';
-import { successBody } from '../http/envelope.js';
+import type { Middleware } from 'koa';
+import type { OpenAPIBackend } from 'openapi-backend';
 import type { Services } from '../services/index.js';
-import type { ContractPipeline } from './pipeline.js';
-import type { KeyCaller } from '../services/callers.js';
-import type { HandlerEnv, RawReply, Reply, RequestState } from './types.js';
+import type { ApiResponse } from './backend.js';
+import type { HandlerEnv, RequestState } from './types.js';
 
-/**
- * One request's HandlerEnv. The client address is read only where a limit is per IP (behind a proxy that means
- * parsing X-Forwarded-For); a class, because an object literal with a getter is built on a slow path.
- */
-class RequestEnv implements HandlerEnv {
-  keyCaller?: KeyCaller;
-  readonly requestId: string;
-
-  constructor(readonly services: Services, readonly state: RequestState, private readonly ctx: KoaContext) {
-    this.requestId = state.requestId;
-  }
-
-  get ip(): string {
-    return this.ctx.ip;
-  }
-
-  get rawBody(): Readable {
-    return this.ctx.req;
-  }
-}
-
-/** Hands the request to the contract's pipeline and writes what the handler returned, enveloped. */
-export function dispatch(pipeline: ContractPipeline, services: Services): Middleware {
+/** Hands the request to openapi-backend (`api.handleRequest`) and writes the response it ends as. */
+export function dispatch(api: OpenAPIBackend, services: Services): Middleware {
   return async (ctx) => {
     const state = ctx.state as RequestState;
-    const env = new RequestEnv(services, state, ctx);
-    const result = await pipeline.handle(
+    const env: HandlerEnv = { services, state, requestId: state.requestId, ip: ctx.ip, rawBody: ctx.req };
+    const response = (await api.handleRequest(
       {
         method: ctx.method,
         path: ctx.path,
-        query: ctx.querystring,
+        // Koa's parsed query: form style, a repeated name an array, `a[b]` a name like any other. The contract
+        // declares no other style, so a bracket name is an unknown parameter rather than a nested object.
+        query: ctx.query as Record<string, string | string[]>,
         headers: ctx.headers as Record<string, string | string[]>,
         body: (ctx.request as { body?: unknown }).body,
       },
       env,
-    );
-    ctx.status = result.status;
-    if ('raw' in result) {
-      ctx.type = result.contentType;
-      if (result.headers) ctx.set(result.headers);
-      ctx.body = result.raw;
-    } else {
-      if (result.headers) ctx.set(result.headers);
-      ctx.body = successBody(result.data, state.requestId);
-    }
+    )) as ApiResponse;
+    ctx.status = response.status;
+    if (response.contentType) ctx.type = response.contentType;
+    if (response.headers) ctx.set(response.headers);
+    ctx.body = response.body;
   };
 }

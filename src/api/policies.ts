@@ -2,17 +2,22 @@ import type { Context } from 'openapi-backend';
 import { AppError } from '../errors/app-error.js';
 import { hasPermission } from '../services/api-key-service.js';
 import type { KeyCaller, UserCaller } from '../services/callers.js';
+import type { OperationLimit } from '../services/limits-service.js';
 import { checkKeyUse } from '../services/publishable-keys.js';
 import type { HandlerEnv } from './types.js';
 
 type Permission = 'search' | 'analytics' | 'admin';
 
-/** The contract's own word on who may call an operation: `x-quarry-permission`, `x-quarry-admin`, `x-quarry-publishable`. */
+/**
+ * The contract's own word on who may call an operation and how often: `x-quarry-permission`, `x-quarry-admin`,
+ * `x-quarry-publishable`, `x-quarry-rate-limit`.
+ */
 interface OperationPolicy {
   permission?: Permission;
-  adminOnly?: boolean;
+  adminOnly: boolean;
   /** A publishable key may call it (search and suggestions only). */
   publishable: boolean;
+  limit: OperationLimit;
 }
 
 function policyOf(c: Context): OperationPolicy {
@@ -21,6 +26,7 @@ function policyOf(c: Context): OperationPolicy {
     permission: operation['x-quarry-permission'] as Permission | undefined,
     adminOnly: operation['x-quarry-admin'] === true,
     publishable: operation['x-quarry-publishable'] === true,
+    limit: operation['x-quarry-rate-limit'] as OperationLimit,
   };
 }
 
@@ -39,12 +45,28 @@ function originOf(c: Context): string | null {
 export async function enforcePolicies(c: Context, env: HandlerEnv): Promise<void> {
   const isPublic = (c.operation.security ?? []).length === 0;
   if (!c.security?.authorized && !isPublic) return;
-  const { permission, adminOnly, publishable } = policyOf(c);
+  const { permission, adminOnly, publishable, limit } = policyOf(c);
   const user = c.security.bearerJwt as UserCaller | undefined;
-  const key = c.security.apiKey as KeyCaller | undefined;
+  const key = c.security.apiKey as KeyCaller | { error: unknown } | undefined;
   const keyCaller = key && 'kind' in key ? key : null;
-  if (keyCaller) env.keyCaller = env.state.keyCaller = keyCaller;
-  await env.services.limits.admit(c, env);
+  const { state } = env;
+  if (keyCaller) state.keyCaller = keyCaller;
+  try {
+    const admission = await env.services.limits.admit({
+      operationId: c.operation.operationId!,
+      operationLimit: limit,
+      ip: env.ip,
+      userId: user?.kind === 'user' ? user.user.id : null,
+      key: keyCaller,
+      requestId: env.requestId,
+    });
+    if (admission.window) state.rateLimit = admission.window;
+    state.rateLimitExempt = !admission.counted;
+    if (admission.release) state.onDone.push(admission.release);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'RATE_LIMIT_EXCEEDED') state.rateLimited = true;
+    throw error;
+  }
   if (keyCaller) checkKeyUse(keyCaller.key, { origin: originOf(c), publishableOperation: publishable });
   if (adminOnly && user?.kind === 'user' && user.role !== 'admin') {
     throw new AppError('ADMIN_REQUIRED', 'This operation is for administrators only.');

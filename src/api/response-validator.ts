@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
-import { loadContract } from './contract.js';
+import { loadContract } from '../lib/contract.js';
 import type { RequestState } from './types.js';
 
 export interface ContractViolation {

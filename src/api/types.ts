@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/openapi.js';
 import type { KeyCaller } from '../services/callers.js';
+import type { RateLimitWindow } from '../rate-limit/decision.js';
 import type { Services } from '../services/index.js';
 
 export type OperationId = keyof operations;
@@ -39,8 +40,8 @@ export interface RequestState {
   /** `METHOD /path/template` of the matched operation, for usage records. */
   endpoint?: string;
   keyCaller?: KeyCaller;
-  /** Headers every response of this request carries, error or not (X-RateLimit-*). */
-  responseHeaders: Record<string, string>;
+  /** The caller's rate-limit window once admitted: every response of this request reports it (X-RateLimit-*). */
+  rateLimit?: RateLimitWindow;
   /** Set when the request rate was refused, for usage records and analytics. */
   rateLimited?: boolean;
   /** Set when the operation does not count against the key's limit. */
@@ -49,22 +50,8 @@ export interface RequestState {
   onDone: Array<() => void>;
 }
 
-/**
- * A request's state with every field present from the start, so that all requests share one object shape: fields
- * added along the way (a key caller here, an exemption there) gave each kind of request its own shape, and the
- * layers that read them slowed down once a process had served a mix of operations.
- */
 export function createRequestState(requestId: string): RequestState {
-  return {
-    requestId,
-    operationId: undefined,
-    endpoint: undefined,
-    keyCaller: undefined,
-    responseHeaders: {},
-    rateLimited: false,
-    rateLimitExempt: false,
-    onDone: [],
-  };
+  return { requestId, onDone: [] };
 }
 
 /** Per-request environment handed to every handler next to openapi-backend's context. */
@@ -72,11 +59,10 @@ export interface HandlerEnv {
   services: Services;
   state: RequestState;
   requestId: string;
+  /** The client's address (the proxy's last X-Forwarded-For entry when TRUST_PROXY is on). */
   ip: string;
   /** The request body as it arrives, unread: for operations whose body is not JSON (uploadSqliteFile). */
   readonly rawBody: Readable;
-  /** Shortcut to state.keyCaller. */
-  keyCaller?: KeyCaller;
 }
 
 export type OperationHandler = (c: Context, env: HandlerEnv) => Promise<Reply | RawReply>;

@@ -1,4 +1,7 @@
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import { parseAllowlist } from '../connectors/host-policy.js';
 import { normalizeOrigin } from '../lib/origins.js';
 import { loadOrCreateSecrets } from './secrets.js';
 
@@ -33,8 +36,6 @@ export interface Config {
   /** A stop that takes longer than this ends the process anyway (issue 23 item 7). */
   shutdownTimeoutMs: number;
   analyticsRetentionDays: number;
-  /** Write the responses of one event-loop turn together (src/http/response-batching.ts). */
-  responseBatching: boolean;
   validateResponses: boolean;
   /** Web origins whose pages may call the API from a browser (CORS): `*` for any, else exact origins. */
   corsOrigins: '*' | string[];
@@ -52,153 +53,249 @@ export class ConfigError extends Error {
   }
 }
 
+/** What the README's configuration table says of a setting (test/unit/config/readme-settings.test.ts keeps them equal). */
+export type SettingDoc = {
+  default: string;
+  meaning: string;
+  /** Never echoed in an error message. */
+  secret?: boolean;
+};
+
+// Each error message follows the variable's name: "PORT must be a whole number from 0 to 65535, got "x"."
+const wholeNumber = (min: number, max: number) => {
+  const error = `must be a whole number from ${min} to ${max}`;
+  return z.string().regex(/^\d+$/, { error }).transform(Number).refine((n) => n >= min && n <= max, { error });
+};
+const flag = () =>
+  z.string().toLowerCase().pipe(z.enum(['true', '1', 'yes', 'false', '0', 'no'], { error: 'must be true or false' }))
+    .transform((value) => ['true', '1', 'yes'].includes(value));
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` });
+const httpUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const atLeast32 = () => z.string().min(32, { error: 'must be at least 32 characters' });
+const list = <T extends z.ZodType<string, string>>(item: T) =>
+  z.string().transform((text) => text.split(',').map((entry) => entry.trim()).filter(Boolean)).pipe(z.array(item));
+const doc = (setting: SettingDoc) => setting;
+/** An entry of DB_HOST_ALLOWLIST, by the host policy's own parser. */
+const allowEntry = () =>
+  z.string().superRefine((entry, context) => {
+    try {
+      parseAllowlist([entry]);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: `has an entry that is not a host, address, network or host:port: "${entry}" (${(error as Error).message})` });
+    }
+  });
+
+/** CORS_ORIGINS: `*`, `none`, or a list of origins, each normalised (scheme, host and port). */
+const originList = () =>
+  z.string().transform((text, context): '*' | string[] => {
+    if (text === '*') return '*';
+    if (text.toLowerCase() === 'none') return [];
+    const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const bad = entries.filter((entry) => normalizeOrigin(entry) === null);
+    if (bad.length > 0) {
+      context.addIssue({
+        code: 'custom',
+        message: `must be *, none, or comma-separated origins such as https://shop.example.com (scheme, host and port only), got ${bad.map((b) => `"${b}"`).join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return [...new Set(entries.map((entry) => normalizeOrigin(entry)!))];
+  });
+/** INDEX_URI: a folder, or an object store URI LanceDB opens. */
+const indexUri = () =>
+  z.string().refine((uri) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(uri) || /^(s3|s3\+ddb|gs|az|file):\/\//i.test(uri), {
+    error: 'must be a folder or an s3://, gs://, az:// or file:// URI',
+  });
+
+/**
+ * Every environment variable Quarry reads, with its rule, default and README entry: the one place that says what a
+ * setting is. Unset and blank values take the default; every value is checked at start, all problems at once.
+ */
+export const environmentSchema = z.object({
+  PORT: wholeNumber(0, 65535).default(3000)
+    .meta(doc({ default: '3000', meaning: 'TCP port the server listens on (0-65535; 0 picks a free port).' })),
+  HOST: z.string().refine((host) => isIP(host) !== 0 || /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(host), { error: 'must be an IP address or a host name' }).default('127.0.0.1')
+    .meta(doc({ default: '127.0.0.1', meaning: 'Interface to listen on; `0.0.0.0` to accept connections from other machines.' })),
+  NODE_ENV: oneOf(['development', 'test', 'production']).default('development')
+    .meta(doc({ default: 'development', meaning: '`development`, `test` or `production`. Production refuses private database hosts unless allowed.' })),
+  DATA_DIR: z.string().default('./data')
+    .meta(doc({ default: './data', meaning: 'Folder for the embedded SQLite store and the generated secrets file (`secrets.json`, mode 0600).' })),
+  DATABASE_URL: z.string().regex(/^(sqlite:.+|postgres(ql)?:\/\/\S+)$/, { error: 'must start with sqlite: or postgres://' }).optional()
+    .meta(doc({ default: 'sqlite:<DATA_DIR>/quarry.sqlite', meaning: "Quarry's own store: `sqlite:<file>` or `postgres://user:pass@host:port/db`.", secret: true })),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must start with redis:// or rediss://' }).optional()
+    .meta(doc({ default: '(unset: in memory)', meaning: 'Redis for rate-limit and cache state shared by several server processes, e.g. `redis://127.0.0.1:6379`.', secret: true })),
+  JWT_SECRET: atLeast32().optional()
+    .meta(doc({ default: '(generated, kept in secrets.json)', meaning: 'HS256 signing secret for JWTs, at least 32 characters. Set it when running several processes.', secret: true })),
+  JWT_ISSUER: z.string().default('quarry')
+    .meta(doc({ default: 'quarry', meaning: 'JWT `iss`, checked on every token.' })),
+  JWT_AUDIENCE: z.string().default('quarry-api')
+    .meta(doc({ default: 'quarry-api', meaning: 'JWT `aud`, checked on every token.' })),
+  JWT_ACCESS_TTL: wholeNumber(60, 86_400).default(3600)
+    .meta(doc({ default: '3600', meaning: 'Access token lifetime in seconds (60-86400).' })),
+  JWT_REFRESH_TTL: wholeNumber(300, 31_536_000).default(604_800)
+    .meta(doc({ default: '604800', meaning: 'Refresh token lifetime in seconds (300-31536000).' })),
+  JWT_SESSION_MAX_AGE: wholeNumber(300, 31_536_000).default(2_592_000)
+    .meta(doc({ default: '2592000', meaning: 'No refresh extends a session beyond this many seconds after its login (300-31536000).' })),
+  API_KEY_PEPPER: atLeast32().optional()
+    .meta(doc({ default: '(generated, kept in secrets.json)', meaning: 'Server secret mixed into API key hashes (HMAC-SHA-256), at least 32 characters.', secret: true })),
+  CREDENTIALS_KEY: z.string().refine((key) => /^[A-Za-z0-9+/]+={0,2}$/.test(key) && Buffer.from(key, 'base64').length === 32, {
+    error: 'must be the base64 encoding of exactly 32 bytes (e.g. `openssl rand -base64 32`)',
+  }).optional()
+    .meta(doc({ default: '(generated, kept in secrets.json)', meaning: 'Base64 of 32 bytes: AES-256-GCM key for stored database passwords. A wrong key stops the start.', secret: true })),
+  BODY_LIMIT: wholeNumber(1024, 104_857_600).default(1_048_576)
+    .meta(doc({ default: '1048576', meaning: 'Largest accepted request body in bytes (1024-104857600).' })),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
+    .meta(doc({ default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace or silent.' })),
+  TRUST_PROXY: flag().default(false)
+    .meta(doc({ default: 'false', meaning: 'Trust `X-Forwarded-For` for the client IP (only behind your own proxy).' })),
+  CORS_ORIGINS: originList().optional()
+    .meta(doc({ default: '* (none in production)', meaning: 'Origins whose web pages may call the API from a browser: `*`, `none`, or a comma-separated list such as `https://shop.example.com,http://localhost:8080`. Others get no CORS headers. A publishable key narrows this to its own `allowedOrigins`; secret keys are refused from any page.' })),
+  UPGRADE_URL: httpUrl().default('https://quarry.example.com/pricing')
+    .meta(doc({ default: 'https://quarry.example.com/pricing', meaning: 'Link given in 429 and tier errors.' })),
+  SQLITE_DATA_DIR: z.string().optional()
+    .meta(doc({ default: '<DATA_DIR>/sqlite', meaning: 'Holds one folder per account (`<userId>/`) with its uploaded SQLite files; an account connects only files in its own.' })),
+  DB_HOST_ALLOWLIST: list(allowEntry()).default([])
+    .meta(doc({ default: '(empty)', meaning: 'Comma-separated hosts, CIDRs or host:port always allowed for database connections.' })),
+  DB_ALLOW_PRIVATE_HOSTS: flag().optional()
+    .meta(doc({ default: 'true (false in production)', meaning: 'Allow database hosts on private and loopback addresses. Link-local, metadata and special-purpose addresses are always refused.' })),
+  DB_MAX_CONNECTIONS_PER_HOST: wholeNumber(1, 1000).default(20)
+    .meta(doc({ default: '20', meaning: 'Most connections Quarry holds to one connected database server (host and port), over all its connections; idle pools are closed to make room, least recently used first (1-1000).' })),
+  DB_MAX_CONNECTIONS: wholeNumber(1, 10_000).default(200)
+    .meta(doc({ default: '200', meaning: 'Most connections Quarry holds to all connected databases together (1-10000).' })),
+  RATE_LIMIT_ENABLED: flag().default(true)
+    .meta(doc({ default: 'true', meaning: 'Turn rate limiting off (benchmarks only).' })),
+  SEARCH_TIMEOUT_MS: wholeNumber(100, 60_000).default(5000)
+    .meta(doc({ default: '5000', meaning: 'Per-database time budget of one search (100-60000).' })),
+  SEARCH_CACHE_TTL_MS: wholeNumber(0, 3_600_000).default(30_000)
+    .meta(doc({ default: '30000', meaning: 'How long a search page is cached per user, in memory or in Redis with `REDIS_URL` (0-3600000; 0 turns the cache off). A changed connection drops its pages at once.' })),
+  USAGE_FLUSH_MS: wholeNumber(50, 60_000).default(1000)
+    .meta(doc({ default: '1000', meaning: 'How often batched usage and search records are written (50-60000).' })),
+  SHUTDOWN_TIMEOUT_MS: wholeNumber(1000, 600_000).default(15_000)
+    .meta(doc({ default: '15000', meaning: 'Longest a stop (SIGTERM, SIGINT) may take: in-flight requests finish, records are written and pools close (a database that does not answer is cut off after 2 s); past it the process exits with code 1 (1000-600000).' })),
+  ANALYTICS_RETENTION_DAYS: wholeNumber(1, 3650).default(395)
+    .meta(doc({ default: '395', meaning: 'Days search records (with their roll-ups) and per-minute key usage are kept (1-3650); older days are deleted at start and every 6 hours.' })),
+  EMBEDDINGS_PROVIDER: oneOf(['local', 'remote']).default('local')
+    .meta(doc({ default: 'local', meaning: 'Semantic search embeddings: `local` (Universal Sentence Encoder lite, shipped in the npm packages, 512 dimensions, no network) or `remote` (an OpenAI-compatible service). A change re-embeds at the next index run.' })),
+  EMBEDDINGS_URL: httpUrl().optional()
+    .meta(doc({ default: '(unset)', meaning: 'Base URL of the remote embeddings service; Quarry calls `POST <EMBEDDINGS_URL>/embeddings` (required when `remote`).' })),
+  EMBEDDINGS_MODEL: z.string().optional()
+    .meta(doc({ default: '(unset)', meaning: 'Model name sent to the remote service, e.g. `text-embedding-3-small` (required when `remote`).' })),
+  EMBEDDINGS_API_KEY: z.string().optional()
+    .meta(doc({ default: '(unset)', meaning: 'Bearer key for the remote embeddings service; never logged or returned.', secret: true })),
+  INDEX_URI: indexUri().optional()
+    .meta(doc({ default: '<DATA_DIR>/index', meaning: "Where Quarry's search index lives: a folder, or an object store URI (`s3://`, `gs://`, `az://`) that several server processes share." })),
+  INDEX_READ_CONSISTENCY_MS: wholeNumber(0, 3_600_000).default(1000)
+    .meta(doc({ default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read).' })),
+  INDEX_SYNC: flag().default(true)
+    .meta(doc({ default: 'true', meaning: 'This process runs index sync jobs and the sync schedule; `false` leaves them to the processes that do (it still searches the index).' })),
+  INDEX_SYNC_JOBS: wholeNumber(1, 16).default(2)
+    .meta(doc({ default: '2', meaning: 'Index sync jobs one process runs at once, each in another search space (1-16).' })),
+  VALIDATE_RESPONSES: flag().default(false)
+    .meta(doc({ default: 'false', meaning: 'Check every response against openapi.yaml and record violations (tests turn it on).' })),
+});
+
+type SettingName = keyof typeof environmentSchema.shape;
+
+/** The README entry of a setting, from the schema's metadata. */
+export function settingDoc(name: SettingName): SettingDoc {
+  return environmentSchema.shape[name].meta() as unknown as SettingDoc;
+}
+
+/** Rules that join several variables; checked even when other variables are bad, so one start reports everything. */
+const checkedSchema = environmentSchema.superRefine((env, context) => {
+  if (env.EMBEDDINGS_PROVIDER === 'remote' && (!env.EMBEDDINGS_URL || !env.EMBEDDINGS_MODEL)) {
+    context.addIssue({ code: 'custom', message: 'EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL' });
+  }
+}, { when: () => true });
+
 type Env = Record<string, string | undefined>;
+
+/** One line per problem, the variable's name first (a rule joining several names them itself); secrets are never repeated. */
+function describeProblems(error: z.ZodError, values: Env): string[] {
+  return error.issues.map((issue) => {
+    if (issue.path.length === 0) return `${issue.message}.`;
+    const name = String(issue.path[0]) as SettingName;
+    const raw = values[name];
+    const got = raw !== undefined && !settingDoc(name).secret && issue.code !== 'custom' ? `, got "${raw}"` : '';
+    return `${name} ${issue.message}${got}.`;
+  });
+}
 
 /** Reads and validates the environment; a bad value stops the start with a clear message. */
 export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-  const read = (name: string): string | undefined => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < min || value > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
-      return fallback;
-    }
-    return value;
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = read(name)?.toLowerCase();
-    if (raw === undefined) return fallback;
-    if (['true', '1', 'yes'].includes(raw)) return true;
-    if (['false', '0', 'no'].includes(raw)) return false;
-    problems.push(`${name} must be true or false, got "${raw}".`);
-    return fallback;
-  };
-  const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    if (!allowed.includes(raw as T)) {
-      problems.push(`${name} must be one of ${allowed.join(', ')}, got "${raw}".`);
-      return fallback;
-    }
-    return raw as T;
-  };
-  const list = (name: string): string[] =>
-    (read(name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
-  const origins = (name: string, fallback: '*' | string[]): '*' | string[] => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    if (raw === '*') return '*';
-    if (raw.toLowerCase() === 'none') return [];
-    const entries = list(name);
-    const bad = entries.filter((entry) => normalizeOrigin(entry) === null);
-    if (bad.length > 0) {
-      problems.push(`${name} must be *, none, or comma-separated origins such as https://shop.example.com (scheme, host and port only), got ${bad.map((b) => `"${b}"`).join(', ')}.`);
-      return [];
-    }
-    return [...new Set(entries.map((entry) => normalizeOrigin(entry)!))];
-  };
-
-  const nodeEnv = oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const);
-  const dataDir = resolve(read('DATA_DIR') ?? './data');
-  const databaseUrl = read('DATABASE_URL') ?? `sqlite:${resolve(dataDir, 'quarry.sqlite')}`;
-  let storeKind: StoreKind = 'sqlite';
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) storeKind = 'postgres';
-  else if (!databaseUrl.startsWith('sqlite:')) {
-    problems.push(`DATABASE_URL must start with sqlite: or postgres://, got "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}".`);
+  // Unset and blank are the same: the default.
+  const values: Env = {};
+  for (const name of Object.keys(environmentSchema.shape)) {
+    const value = env[name]?.trim();
+    if (value) values[name] = value;
   }
-  const redisUrl = read('REDIS_URL') ?? null;
-  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must start with redis:// or rediss://.');
-  const upgradeUrl = read('UPGRADE_URL') ?? 'https://quarry.example.com/pricing';
-  if (!/^https?:\/\/\S+$/.test(upgradeUrl)) problems.push(`UPGRADE_URL must be an http(s) URL, got "${upgradeUrl}".`);
-  const sqliteDir = read('SQLITE_DATA_DIR');
-  const embeddings = {
-    provider: oneOf('EMBEDDINGS_PROVIDER', 'local', ['local', 'remote'] as const),
-    url: read('EMBEDDINGS_URL') ?? null,
-    model: read('EMBEDDINGS_MODEL') ?? null,
-    apiKey: read('EMBEDDINGS_API_KEY') ?? null,
-  };
-  if (embeddings.url !== null && !/^https?:\/\/\S+$/.test(embeddings.url)) problems.push(`EMBEDDINGS_URL must be an http(s) URL, got "${embeddings.url}".`);
-  if (embeddings.provider === 'remote' && (embeddings.url === null || embeddings.model === null)) {
-    problems.push('EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL.');
-  }
-
-  const indexUri = read('INDEX_URI') ?? resolve(dataDir, 'index');
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(indexUri) && !/^(s3|s3\+ddb|gs|az|file):\/\//i.test(indexUri)) {
-    problems.push(`INDEX_URI must be a folder or an s3://, gs://, az:// or file:// URI, got "${indexUri}".`);
-  }
-  const corsOrigins = origins('CORS_ORIGINS', nodeEnv === 'production' ? [] : '*');
-
-  const config = {
-    port: int('PORT', 3000, 0, 65535),
-    host: read('HOST') ?? '127.0.0.1',
-    env: nodeEnv,
-    dataDir,
-    databaseUrl,
-    storeKind,
-    redisUrl,
-    jwt: {
-      secret: '',
-      issuer: read('JWT_ISSUER') ?? 'quarry',
-      audience: read('JWT_AUDIENCE') ?? 'quarry-api',
-      accessTtl: int('JWT_ACCESS_TTL', 3600, 60, 86_400),
-      refreshTtl: int('JWT_REFRESH_TTL', 604_800, 300, 31_536_000),
-      sessionMaxAge: int('JWT_SESSION_MAX_AGE', 2_592_000, 300, 31_536_000),
-    },
-    apiKeyPepper: '',
-    credentialsKey: Buffer.alloc(0),
-    bodyLimit: int('BODY_LIMIT', 1_048_576, 1024, 104_857_600),
-    logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
-    trustProxy: bool('TRUST_PROXY', false),
-    upgradeUrl,
-    sqliteDataDir: sqliteDir ? (isAbsolute(sqliteDir) ? sqliteDir : resolve(sqliteDir)) : resolve(dataDir, 'sqlite'),
-    dbHostAllowlist: list('DB_HOST_ALLOWLIST'),
-    dbAllowPrivateHosts: bool('DB_ALLOW_PRIVATE_HOSTS', nodeEnv !== 'production'),
-    dbMaxConnectionsPerHost: int('DB_MAX_CONNECTIONS_PER_HOST', 20, 1, 1000),
-    dbMaxConnections: int('DB_MAX_CONNECTIONS', 200, 1, 10_000),
-    rateLimitEnabled: bool('RATE_LIMIT_ENABLED', true),
-    searchTimeoutMs: int('SEARCH_TIMEOUT_MS', 5000, 100, 60_000),
-    searchCacheTtlMs: int('SEARCH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
-    usageFlushMs: int('USAGE_FLUSH_MS', 1000, 50, 60_000),
-    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 1000, 600_000),
-    analyticsRetentionDays: int('ANALYTICS_RETENTION_DAYS', 395, 1, 3650),
-    responseBatching: bool('RESPONSE_BATCHING', true),
-    validateResponses: bool('VALIDATE_RESPONSES', false),
-    corsOrigins,
-    embeddings,
-    index: {
-      uri: /^[a-z][a-z0-9+.-]*:\/\//i.test(indexUri) || isAbsolute(indexUri) ? indexUri : resolve(indexUri),
-      readConsistencyMs: int('INDEX_READ_CONSISTENCY_MS', 1000, 0, 3_600_000),
-      sync: bool('INDEX_SYNC', true),
-      maxJobs: int('INDEX_SYNC_JOBS', 2, 1, 16),
-    },
-  };
-
+  const parsed = checkedSchema.safeParse(values);
+  const problems = parsed.success ? [] : describeProblems(parsed.error, values);
   // An address in the environment made whoever registered it an admin (issue 23): roles are the operator's alone now.
   // A retired setting, not a documented one: it is only looked for, so a deployment still setting it stops here.
   if (env.ADMIN_EMAILS?.trim()) {
     problems.push('ADMIN_EMAILS is no longer supported: it made whoever registered a listed address an admin. Unset it, check that each admin account is really yours, and run `npm run user -- role <email> admin` for each.');
   }
-  const jwtSecret = read('JWT_SECRET');
-  if (jwtSecret !== undefined && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters.');
-  const pepper = read('API_KEY_PEPPER');
-  if (pepper !== undefined && pepper.length < 32) problems.push('API_KEY_PEPPER must be at least 32 characters.');
-  const credentialsKey = read('CREDENTIALS_KEY');
-  if (credentialsKey !== undefined && Buffer.from(credentialsKey, 'base64').length !== 32) {
-    problems.push('CREDENTIALS_KEY must be the base64 encoding of exactly 32 bytes (e.g. `openssl rand -base64 32`).');
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const settings = parsed.data;
 
+  const dataDir = resolve(settings.DATA_DIR);
+  const databaseUrl = settings.DATABASE_URL ?? `sqlite:${resolve(dataDir, 'quarry.sqlite')}`;
+  const sqliteDir = settings.SQLITE_DATA_DIR;
   // Only generate (and persist) what the operator did not set, so the embedded default survives restarts.
-  const needsGenerated = !jwtSecret || !pepper || !credentialsKey;
+  const needsGenerated = !settings.JWT_SECRET || !settings.API_KEY_PEPPER || !settings.CREDENTIALS_KEY;
   const generated = needsGenerated ? loadOrCreateSecrets(dataDir) : null;
-  config.jwt.secret = jwtSecret ?? generated!.jwtSecret;
-  config.apiKeyPepper = pepper ?? generated!.apiKeyPepper;
-  config.credentialsKey = Buffer.from(credentialsKey ?? generated!.credentialsKey, 'base64');
-  return config;
+  return {
+    port: settings.PORT,
+    host: settings.HOST,
+    env: settings.NODE_ENV,
+    dataDir,
+    databaseUrl,
+    storeKind: databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres',
+    redisUrl: settings.REDIS_URL ?? null,
+    jwt: {
+      secret: settings.JWT_SECRET ?? generated!.jwtSecret,
+      issuer: settings.JWT_ISSUER,
+      audience: settings.JWT_AUDIENCE,
+      accessTtl: settings.JWT_ACCESS_TTL,
+      refreshTtl: settings.JWT_REFRESH_TTL,
+      sessionMaxAge: settings.JWT_SESSION_MAX_AGE,
+    },
+    apiKeyPepper: settings.API_KEY_PEPPER ?? generated!.apiKeyPepper,
+    credentialsKey: Buffer.from(settings.CREDENTIALS_KEY ?? generated!.credentialsKey, 'base64'),
+    bodyLimit: settings.BODY_LIMIT,
+    logLevel: settings.LOG_LEVEL,
+    trustProxy: settings.TRUST_PROXY,
+    upgradeUrl: settings.UPGRADE_URL,
+    sqliteDataDir: sqliteDir ? (isAbsolute(sqliteDir) ? sqliteDir : resolve(sqliteDir)) : resolve(dataDir, 'sqlite'),
+    dbHostAllowlist: settings.DB_HOST_ALLOWLIST,
+    dbAllowPrivateHosts: settings.DB_ALLOW_PRIVATE_HOSTS ?? settings.NODE_ENV !== 'production',
+    dbMaxConnectionsPerHost: settings.DB_MAX_CONNECTIONS_PER_HOST,
+    dbMaxConnections: settings.DB_MAX_CONNECTIONS,
+    rateLimitEnabled: settings.RATE_LIMIT_ENABLED,
+    searchTimeoutMs: settings.SEARCH_TIMEOUT_MS,
+    searchCacheTtlMs: settings.SEARCH_CACHE_TTL_MS,
+    usageFlushMs: settings.USAGE_FLUSH_MS,
+    shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
+    analyticsRetentionDays: settings.ANALYTICS_RETENTION_DAYS,
+    validateResponses: settings.VALIDATE_RESPONSES,
+    corsOrigins: settings.CORS_ORIGINS ?? (settings.NODE_ENV === 'production' ? [] : '*'),
+    embeddings: {
+      provider: settings.EMBEDDINGS_PROVIDER,
+      url: settings.EMBEDDINGS_URL ?? null,
+      model: settings.EMBEDDINGS_MODEL ?? null,
+      apiKey: settings.EMBEDDINGS_API_KEY ?? null,
+    },
+    index: {
+      uri: indexUriOf(settings.INDEX_URI ?? resolve(dataDir, 'index')),
+      readConsistencyMs: settings.INDEX_READ_CONSISTENCY_MS,
+      sync: settings.INDEX_SYNC,
+      maxJobs: settings.INDEX_SYNC_JOBS,
+    },
+  };
+}
+
+/** An object store URI as it is; a folder made absolute. */
+function indexUriOf(uri: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) || isAbsolute(uri) ? uri : resolve(uri);
 }

@@ -5,7 +5,8 @@
  * answer that changes between check and connect (rebinding) cannot redirect the connection.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ConnectorError } from './errors.js';
 
 export interface HostPolicy {
@@ -36,6 +37,8 @@ export type AddressClass =
 
 export type LookupAll = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
 const ALWAYS_REFUSED: ReadonlySet<AddressClass> = new Set([
   'link-local', 'metadata', 'unspecified', 'multicast', 'broadcast', 'reserved',
 ]);
@@ -43,78 +46,63 @@ const ALWAYS_REFUSED: ReadonlySet<AddressClass> = new Set([
 /** Names of cloud metadata services, refused before any DNS query. */
 const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
 
-function blockList(entries: Array<[string, number, 'ipv4' | 'ipv6']>): BlockList {
-  const list = new BlockList();
-  for (const [network, prefix, type] of entries) list.addSubnet(network, prefix, type);
-  return list;
+/** Cloud metadata services (AWS, GCP, Azure; Alibaba; AWS over IPv6): refused whatever the policy or allow-list. */
+const METADATA = ['169.254.169.254', '100.100.100.200', 'fd00:ec2::254'].map((address) => ipaddr.parse(address));
+
+/**
+ * Our class of each range ipaddr.js names (`range()`, its table of IANA special-purpose ranges). Every named range
+ * that is not a way to reach an ordinary host (documentation and benchmarking nets, 192.0.0.0/24, 6to4 relays,
+ * AS112, AMT, Teredo, ORCHID, discard-only 100::/64, local-use NAT64 64:ff9b:1::/48, ...) is reserved; only
+ * `unicast`, which is what no special range matched, is public. Ranges that carry an IPv4 address are classed by
+ * that address (embeddedIPv4), before this table is read.
+ */
+const CLASS_OF_RANGE: Record<string, AddressClass> = {
+  unicast: 'public',
+  private: 'private',
+  carrierGradeNat: 'private',
+  uniqueLocal: 'private',
+  deprecatedSiteLocal: 'private',
+  loopback: 'loopback',
+  linkLocal: 'link-local',
+  unspecified: 'unspecified',
+  multicast: 'multicast',
+  broadcast: 'broadcast',
+};
+
+/** NAT64's well-known prefix (RFC 6052): the IPv4 host is the last 32 bits. Its local-use /48 has no fixed place for it. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+
+/**
+ * The IPv4 host an IPv6 address reaches: IPv4-mapped and -translated (::ffff:a.b.c.d, ::ffff:0:a.b.c.d), NAT64's
+ * well-known prefix, 6to4 (2002:AABB:CCDD::/48) and the deprecated IPv4-compatible form (::a.b.c.d, not :: or ::1).
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const bytes = address.toByteArray();
+  const range = address.range() as string;
+  const last32 = () => ipaddr.fromByteArray(bytes.slice(12, 16)) as ipaddr.IPv4;
+  if (range === 'ipv4Mapped' || range === 'rfc6145') return last32();
+  if (address.match(NAT64_WELL_KNOWN)) return last32();
+  if (range === '6to4') return ipaddr.fromByteArray(bytes.slice(2, 6)) as ipaddr.IPv4;
+  if (address.parts.slice(0, 6).every((part) => part === 0) && !['unspecified', 'loopback'].includes(range)) return last32();
+  return null;
 }
 
-// Order matters: the first class whose list matches wins (metadata before link-local and private).
-const RANGES: Array<[AddressClass, BlockList]> = [
-  ['metadata', blockList([['169.254.169.254', 32, 'ipv4'], ['100.100.100.200', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6']])],
-  ['unspecified', blockList([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']])],
-  ['loopback', blockList([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']])],
-  ['link-local', blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
-  ['multicast', blockList([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
-  ['broadcast', blockList([['255.255.255.255', 32, 'ipv4']])],
-  ['reserved', blockList([['240.0.0.0', 4, 'ipv4']])],
-  ['private', blockList([
-    ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'],
-    ['fc00::', 7, 'ipv6'], ['fec0::', 10, 'ipv6'],
-  ])],
-];
-
-/** The 16 bytes of an IPv6 address (already validated by net.isIP). */
-function ipv6Bytes(address: string): number[] {
-  let text = address;
-  const tail: number[] = [];
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    tail.push(...dotted[1].split('.').map(Number));
-    text = text.slice(0, -dotted[1].length) + '0:0';
+function classify(address: Address): AddressClass {
+  if (METADATA.some((metadata) => metadata.kind() === address.kind() && address.match(metadata, address.kind() === 'ipv4' ? 32 : 128))) {
+    return 'metadata';
   }
-  const [head = '', rest] = text.split('::');
-  const groups = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
-  const left = groups(head);
-  const right = rest === undefined ? [] : groups(rest);
-  const words = [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
-  const bytes = words.flatMap((w) => [w >> 8, w & 0xff]);
-  if (tail.length === 4) bytes.splice(12, 4, ...tail);
-  return bytes;
+  if (address.kind() === 'ipv6') {
+    const v4 = embeddedIPv4(address as ipaddr.IPv6);
+    if (v4) return classify(v4);
+  }
+  return CLASS_OF_RANGE[address.range()] ?? 'reserved';
 }
 
-/** IPv4 carried inside an IPv6 address (mapped, IPv4-compatible, NAT64, 6to4): it reaches that IPv4 host. */
-function embeddedIPv4(address: string): string | null {
-  const b = ipv6Bytes(address);
-  const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
-  let v4: number[] | null = null;
-  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) v4 = b.slice(12, 16); // ::ffff:a.b.c.d
-  else if (zero(0, 12) && !(zero(12, 15) && (b[15] ?? 0) <= 1)) v4 = b.slice(12, 16); // ::a.b.c.d, not :: or ::1
-  else if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zero(4, 12)) v4 = b.slice(12, 16); // 64:ff9b::/96
-  else if (b[0] === 0x20 && b[1] === 0x02) v4 = b.slice(2, 6); // 2002::/16
-  return v4 ? v4.join('.') : null;
-}
-
-function classifyPlain(address: string, type: 'ipv4' | 'ipv6'): AddressClass {
-  for (const [cls, list] of RANGES) if (list.check(address, type)) return cls;
-  return 'public';
-}
-
-const SEVERITY: AddressClass[] = [
-  'metadata', 'link-local', 'unspecified', 'multicast', 'broadcast', 'reserved', 'loopback', 'private', 'public',
-];
-
-/** The class of an IP address; an IPv6 address that embeds an IPv4 one gets the stricter of the two classes. */
+/** The class of an IP address; an IPv6 address that carries an IPv4 one is classed by that IPv4 address. */
 export function classifyAddress(address: string): AddressClass {
   const plain = stripZone(address);
-  const family = isIP(plain);
-  if (family === 4) return classifyPlain(plain, 'ipv4');
-  if (family !== 6) throw new Error(`Not an IP address: ${address}`);
-  const own = classifyPlain(plain, 'ipv6');
-  const v4 = embeddedIPv4(plain);
-  if (!v4) return own;
-  const inner = classifyPlain(v4, 'ipv4');
-  return SEVERITY.indexOf(inner) < SEVERITY.indexOf(own) ? inner : own;
+  if (!isIP(plain)) throw new Error(`Not an IP address: ${address}`);
+  return classify(ipaddr.parse(plain));
 }
 
 function stripZone(address: string): string {
@@ -132,7 +120,7 @@ export function normalizeHost(host: string): string {
 type AllowRule =
   | { kind: 'host'; host: string; port: number | null }
   | { kind: 'suffix'; suffix: string; port: number | null }
-  | { kind: 'net'; list: BlockList; port: number | null };
+  | { kind: 'net'; network: [Address, number]; port: number | null };
 
 function parsePort(text: string, entry: string): number {
   const port = Number(text);
@@ -140,13 +128,12 @@ function parsePort(text: string, entry: string): number {
   return port;
 }
 
+/** An address as the socket sees it: an IPv4-mapped IPv6 address is that IPv4 address (ipaddr.process). */
+const asSocketAddress = (address: string): Address => ipaddr.process(stripZone(address));
+
 function netRule(address: string, prefix: number | null, port: number | null): AllowRule {
-  const family = isIP(address);
-  const type = family === 6 ? 'ipv6' : 'ipv4';
-  const list = new BlockList();
-  if (prefix === null) list.addAddress(address, type);
-  else list.addSubnet(address, prefix, type);
-  return { kind: 'net', list, port };
+  const parsed = asSocketAddress(address);
+  return { kind: 'net', network: [parsed, prefix ?? (parsed.kind() === 'ipv4' ? 32 : 128)], port };
 }
 
 function parseAllowRule(raw: string): AllowRule {
@@ -154,10 +141,9 @@ function parseAllowRule(raw: string): AllowRule {
   if (!entry) throw new Error('Empty allow-list entry');
   const cidr = /^([0-9a-f:.]+)\/(\d{1,3})$/.exec(entry);
   if (cidr?.[1] && cidr[2]) {
-    const family = isIP(cidr[1]);
-    const prefix = Number(cidr[2]);
-    if (!family || prefix > (family === 4 ? 32 : 128)) throw new Error(`Invalid CIDR in allow-list: "${raw}"`);
-    return netRule(cidr[1], prefix, null);
+    if (!isIP(cidr[1]) || !ipaddr.isValidCIDR(entry)) throw new Error(`Invalid CIDR in allow-list: "${raw}"`);
+    const [network, prefix] = ipaddr.parseCIDR(entry);
+    return { kind: 'net', network: [network, prefix], port: null };
   }
   const bracketed = /^\[([0-9a-f:.]+)\](?::(\d+))?$/.exec(entry);
   if (bracketed?.[1] && isIP(bracketed[1]) === 6) {
@@ -179,12 +165,12 @@ export function parseAllowlist(entries: string[]): void {
 }
 
 function isAllowListed(rules: AllowRule[], hostname: string, address: string, port: number): boolean {
-  const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+  const socketAddress = asSocketAddress(address);
   return rules.some((rule) => {
     if (rule.port !== null && rule.port !== port) return false;
     if (rule.kind === 'host') return rule.host === hostname;
     if (rule.kind === 'suffix') return hostname.endsWith(rule.suffix);
-    return rule.list.check(address, type);
+    return rule.network[0].kind() === socketAddress.kind() && socketAddress.match(rule.network);
   });
 }
 

@@ -5,6 +5,7 @@
  * `VACUUM INTO 'file'`, and a MySQL session can switch itself back with `SET SESSION TRANSACTION READ WRITE`.
  * Only one SELECT / WITH / VALUES statement passes.
  */
+import { LRUCache } from 'lru-cache';
 import { ConnectorError } from './errors.js';
 import type { Engine } from './types.js';
 
@@ -99,19 +100,17 @@ function refusal(engine: Engine, cause?: unknown): ConnectorError {
 }
 
 /**
- * Statements already found read-only, per engine. Search runs the same few statement texts over and over (the
- * query text is a parameter), so each is lexed once. A pure function of (engine, text), bounded in entries.
+ * Statements already found read-only, by engine and text. Search runs the same few statement texts over and over
+ * (the query text is a parameter), so each is lexed once; the least recently run leaves first (lru-cache).
  */
-const passed = new Map<Engine, Set<string>>();
-const MAX_REMEMBERED = 2000;
+const passed = new LRUCache<string, true>({ max: 2000 });
 
 /** Throws DATABASE_ERROR (reason `not_read_only`) unless `sql` is one SELECT, WITH or VALUES statement. */
 export function assertReadOnlySql(sql: string, engine: Engine): void {
-  const known = passed.get(engine) ?? passed.set(engine, new Set()).get(engine)!;
-  if (known.has(sql)) return;
+  const key = `${engine}\u0000${sql}`;
+  if (passed.has(key)) return;
   checkReadOnly(sql, engine);
-  if (known.size >= MAX_REMEMBERED) known.clear();
-  known.add(sql);
+  passed.set(key, true);
 }
 
 function checkReadOnly(sql: string, engine: Engine): void {

@@ -54,7 +54,7 @@ export function createSqliteExecutor(settings: ConnectionSettings, options: Pool
     destroy: closeHandle,
   });
 
-  async function acquire(): Promise<sqlite3.Database> {
+  async function acquire() {
     try {
       return await handles.acquire();
     } catch (err) {
@@ -70,7 +70,8 @@ export function createSqliteExecutor(settings: ConnectionSettings, options: Pool
 
     async query<Row = Record<string, unknown>>(sql: string, params: unknown[], { timeoutMs }: QueryOptions): Promise<Row[]> {
       assertReadOnlySql(sql, 'sqlite');
-      const db = await acquire();
+      const lease = await acquire();
+      const db = lease.resource;
       let interrupted = false;
       let broken = false;
       const timer = setTimeout(() => {
@@ -87,7 +88,7 @@ export function createSqliteExecutor(settings: ConnectionSettings, options: Pool
         throw toConnectorError(err, { engine: 'sqlite', timeoutMs });
       } finally {
         clearTimeout(timer);
-        handles.release(db, broken);
+        lease.release(broken);
       }
     },
 

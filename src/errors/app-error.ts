@@ -1,29 +1,36 @@
-import { statusOfCode, type ErrorCode } from './catalog.js';
+import type { components } from '../../generated/openapi.js';
+import type { RateLimitWindow } from '../rate-limit/decision.js';
+
+export type ErrorCode = components['schemas']['ErrorCode'];
+
+/** What a refusal or failure says beyond its code, in the domain's terms; src/http turns it into status and headers. */
+export interface AppErrorFacts {
+  /** A limit refused: whole seconds until a retry can be admitted. */
+  retryAfterSeconds?: number;
+  /** A rate limit refused: the caller's window as it stands, reported with the refusal. */
+  rateLimit?: RateLimitWindow;
+  /**
+   * The database the caller asked to connect (while saving or testing it) could not be reached: what the caller
+   * submitted is refused and nothing was saved. The same code during a search is the database's own failure.
+   */
+  rejectsSubmission?: boolean;
+  /** The path exists but not with this method: the methods it takes. */
+  allowedMethods?: string[];
+}
 
 /**
- * The one error model. Services throw it with a stable code; the error translator turns it into the
- * envelope. `status` normally follows the code; a few codes answer differently by context (a connection that
- * cannot be established while saving it is the caller's input, 422; the same failure mid-search is 502).
+ * The one error model. Services throw it with a stable code (openapi.yaml's ErrorCode) and never choose an HTTP
+ * status or header: the error translator (src/http) does, from the code and the facts.
  */
 export class AppError extends Error {
-  readonly status: number;
-  /** Extra response headers (Retry-After and X-RateLimit-* on a 429). */
-  headers: Record<string, string> = {};
-
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
-    status?: number,
+    readonly facts: AppErrorFacts = {},
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = status ?? statusOfCode[code];
-  }
-
-  withHeaders(headers: Record<string, string>): this {
-    this.headers = { ...this.headers, ...headers };
-    return this;
   }
 }
 

@@ -64,33 +64,33 @@ export async function getDatabaseStatus(c: Context, { services }: HandlerEnv): P
  * and names its successor, as the contract's versioning promises.
  */
 const DEPRECATED_SINCE = '@1795564800'; // 2026-11-25T00:00:00Z
-function deprecated(env: HandlerEnv, databaseId: string, table: string): void {
-  Object.assign(env.state.responseHeaders, {
-    Deprecation: DEPRECATED_SINCE,
-    Link: `</api/v1/databases/${encodeURIComponent(databaseId)}/index/tables/${encodeURIComponent(table)}>; rel="successor-version"`,
-  });
+function deprecated(answer: Reply, databaseId: string, table: string): Reply {
+  return {
+    ...answer,
+    headers: {
+      Deprecation: DEPRECATED_SINCE,
+      Link: `</api/v1/databases/${encodeURIComponent(databaseId)}/index/tables/${encodeURIComponent(table)}>; rel="successor-version"`,
+    },
+  };
 }
 
 export async function startSemanticIndex(c: Context, env: HandlerEnv): Promise<Reply> {
   const { databaseId } = c.request.params as PathOf<'startSemanticIndex'>;
   const { table } = c.request.requestBody as BodyOf<'startSemanticIndex'>;
   const { created, job } = await env.services.searchIndex.service.startSemantic(userOf(c), databaseId, table);
-  deprecated(env, databaseId, job.table);
-  return created ? reply('startSemanticIndex', 202, job) : reply('startSemanticIndex', 200, job);
+  return deprecated(created ? reply('startSemanticIndex', 202, job) : reply('startSemanticIndex', 200, job), databaseId, job.table);
 }
 
 export async function getSemanticIndexStatus(c: Context, env: HandlerEnv): Promise<Reply> {
   const { databaseId } = c.request.params as PathOf<'getSemanticIndexStatus'>;
   const { table } = c.request.query as QueryOf<'getSemanticIndexStatus'>;
   const job = await env.services.searchIndex.service.semanticStatus(userOf(c), databaseId, table);
-  deprecated(env, databaseId, job.table);
-  return reply('getSemanticIndexStatus', 200, job);
+  return deprecated(reply('getSemanticIndexStatus', 200, job), databaseId, job.table);
 }
 
 export async function cancelSemanticIndex(c: Context, env: HandlerEnv): Promise<Reply> {
   const { databaseId } = c.request.params as PathOf<'cancelSemanticIndex'>;
   const { table } = c.request.query as QueryOf<'cancelSemanticIndex'>;
   const job = await env.services.searchIndex.service.cancelSemantic(userOf(c), databaseId, table);
-  deprecated(env, databaseId, job.table);
-  return reply('cancelSemanticIndex', 200, job);
+  return deprecated(reply('cancelSemanticIndex', 200, job), databaseId, job.table);
 }

@@ -1,8 +1,10 @@
 import type { Middleware } from 'koa';
+import type { RequestState } from '../api/types.js';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../lib/logger.js';
 import { isStoreUnavailable } from '../store/failures.js';
 import { errorBody } from './envelope.js';
+import { errorHeaders, rateLimitHeaders, statusOf } from './error-status.js';
 
 /** How long a client should wait before trying again while the store is unavailable (seconds). */
 export const STORE_RETRY_AFTER_SECONDS = 5;
@@ -17,31 +19,32 @@ export function toAppError(error: unknown): AppError {
   if (isStoreUnavailable(error)) {
     return new AppError('STORE_UNAVAILABLE', `The service cannot reach its data store right now. Try again in ${STORE_RETRY_AFTER_SECONDS} seconds.`, {
       retryAfter: STORE_RETRY_AFTER_SECONDS,
-    }).withHeaders({ 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) });
+    }, { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS });
   }
   return new AppError('INTERNAL_ERROR', 'Something went wrong on our side. Quote the request id to support.');
 }
 
 /**
- * The one place where errors become responses (STYLE.md §6). It also applies headers other layers left in
- * `ctx.state.responseHeaders` (X-RateLimit-*), to successes and errors alike.
+ * The one place where errors become responses (STYLE.md §6): status from the code, the error envelope, and the
+ * headers the error's facts call for. Every response, success or error, also reports the caller's rate-limit window
+ * once the request was admitted (X-RateLimit-*).
  */
 export function errorTranslator(logger: Logger): Middleware {
   return async (ctx, next) => {
+    const state = ctx.state as RequestState;
     try {
       await next();
+      if (state.rateLimit) ctx.set(rateLimitHeaders(state.rateLimit));
     } catch (thrown) {
       const error = toAppError(thrown);
-      if (error.status >= 500) {
-        logger.error({ err: thrown, requestId: ctx.state.requestId, operationId: ctx.state.operationId }, 'request failed');
+      const status = statusOf(error);
+      if (status >= 500) {
+        logger.error({ err: thrown, requestId: state.requestId, operationId: state.operationId }, 'request failed');
       }
-      ctx.status = error.status;
-      ctx.body = errorBody(error, ctx.state.requestId);
-      ctx.set(error.headers);
-    } finally {
-      const extra = ctx.state.responseHeaders as Record<string, string> | undefined;
-      // Straight to Node's setHeader: ctx.set copies the object into entry arrays first, on every key request.
-      if (extra && !ctx.headerSent) for (const name in extra) ctx.res.setHeader(name, extra[name]!);
+      ctx.status = status;
+      ctx.body = errorBody(error, state.requestId);
+      if (state.rateLimit) ctx.set(rateLimitHeaders(state.rateLimit));
+      ctx.set(errorHeaders(error));
     }
   };
 }

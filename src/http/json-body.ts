@@ -27,23 +27,21 @@ export function jsonBody(limitBytes: number): Middleware {
     },
   });
   return async (ctx, next) => {
-    // Header names are lower case (request-headers.ts), so they are read without ctx.get's lower-casing.
-    const { headers } = ctx;
-    const length = Number(headers['content-length'] || 0);
-    const hasBody = length > 0 || Boolean(headers['transfer-encoding']);
-    // The exact type every client sends needs no parsing; anything else (parameters, +json types) asks type-is.
-    if (hasBody && headers['content-type'] !== 'application/json' && ctx.is('application/octet-stream')) {
+    const length = Number(ctx.get('Content-Length') || 0);
+    const hasBody = length > 0 || ctx.get('Transfer-Encoding') !== '';
+    // A file upload (uploadSqliteFile) is streamed by its handler, never parsed here.
+    if (hasBody && ctx.is('application/octet-stream')) {
       (ctx.request as { body?: unknown }).body = undefined;
       return next();
     }
-    if (hasBody && headers['content-type'] !== 'application/json' && !ctx.is('application/json')) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: headers['content-type'] || null });
+    if (hasBody && !ctx.is('application/json')) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: ctx.get('Content-Type') || null });
     }
     if (length > limitBytes) {
       throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limit: limitBytes });
     }
     if (!hasBody) {
-      // What koa-bodyparser answers for a request without a body, without its content-type negotiation.
+      // What koa-bodyparser answers for a request without a body.
       (ctx.request as { body?: unknown }).body = {};
       return next();
     }

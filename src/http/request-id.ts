@@ -10,13 +10,12 @@ const wellFormed = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export function requestId(): Middleware {
   return async (ctx, next) => {
-    // Header names are lower case (request-headers.ts); reading them directly spares ctx.get's lower-casing.
-    const incoming = ctx.headers['x-request-id'];
-    const id = typeof incoming === 'string' && wellFormed.test(incoming) ? incoming : randomUUID();
+    const incoming = ctx.get('X-Request-Id');
+    const id = wellFormed.test(incoming) ? incoming : randomUUID();
     ctx.state = createRequestState(id);
-    ctx.set('x-request-id', id); // lower case: see LimitsService.setHeaders
+    ctx.set('X-Request-Id', id);
     // No response may be sniffed into another type (a JSON error holding user input rendered as HTML).
-    ctx.set('x-content-type-options', 'nosniff');
+    ctx.set('X-Content-Type-Options', 'nosniff');
     await next();
   };
 }

@@ -56,3 +56,13 @@ export function toDecision(outcome: WindowOutcome, rule: RateLimitRule, nowMs: n
     reason: outcome.reason,
   };
 }
+
+/** A caller's rate-limit window as reported to them (X-RateLimit-*): after an admission, or with a refusal. */
+export interface RateLimitWindow {
+  limit: number;
+  remaining: number;
+  resetAt: Date;
+  /** The tier it is counted under: a key's tier, `custom`, or `anonymous` for a per-IP limit. */
+  tier: string;
+  windowSeconds: number;
+}

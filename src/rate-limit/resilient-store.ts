@@ -11,6 +11,7 @@ import type { RateLimitDecision } from './decision.js';
 import { MemoryStore } from './memory-store.js';
 import type { RateLimitRule } from './rules.js';
 import type { RateLimitStore, StoreStatus } from './store.js';
+import { TimeoutError, withTimeout } from '../lib/timeout.js';
 
 export interface ResilientStoreOptions {
   primary: RateLimitStore;
@@ -65,7 +66,7 @@ export class ResilientStore implements RateLimitStore {
     await this.fallback.releaseConcurrency(subject, leaseId);
     if (!this.up) return;
     try {
-      await withTimeout(this.primary.releaseConcurrency(subject, leaseId), this.timeoutMs);
+      await withRedisTimeout(this.primary.releaseConcurrency(subject, leaseId), this.timeoutMs);
     } catch (err) {
       this.markDown(err); // an unreleased Redis lease expires by its TTL
     }
@@ -95,7 +96,7 @@ export class ResilientStore implements RateLimitStore {
       return operation(this.fallback);
     }
     try {
-      return await withTimeout(operation(this.primary), this.timeoutMs);
+      return await withRedisTimeout(operation(this.primary), this.timeoutMs);
     } catch (err) {
       this.markDown(err);
       return operation(this.fallback);
@@ -105,7 +106,7 @@ export class ResilientStore implements RateLimitStore {
   private async probe(): Promise<boolean> {
     this.lastProbeMs = this.clock();
     try {
-      if (!(await withTimeout(this.primary.ping(), this.timeoutMs))) throw new Error('Redis ping was not answered');
+      if (!(await withRedisTimeout(this.primary.ping(), this.timeoutMs))) throw new Error('Redis ping was not answered');
       this.markUp();
       return true;
     } catch (err) {
@@ -139,18 +140,7 @@ function notify(callback: () => void): void {
   }
 }
 
-class TimeoutError extends Error {
-  constructor(ms: number) {
-    super(`Redis did not answer within ${ms} ms`);
-    this.name = 'TimeoutError';
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  promise.catch(() => {}); // a late rejection after the timeout has nobody to report to
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(ms)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** Redis must answer within `ms`, or the decision falls back to memory. */
+function withRedisTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return withTimeout(promise, ms, { error: () => new TimeoutError(`Redis did not answer within ${ms} ms`) });
 }

@@ -241,6 +241,18 @@ export class IndexService {
     }
   }
 
+  /**
+   * The data behind a connection was replaced as a whole (an uploaded SQLite file): a running sync read the old data,
+   * so it stops; tables the new schema lacks leave the index and every indexable table is synced again.
+   */
+  async sourceReplaced(record: DatabaseConnectionRecord): Promise<void> {
+    if (!record.indexEnabled) return;
+    this.deps.runner.abortConnection(record.id);
+    const schema = this.indexable(await this.deps.tablesOf(record, true));
+    await this.dropTablesNotIn(record, schema.map(tableId));
+    await this.enqueue(record, schema, 'upload');
+  }
+
   /** A connection is being removed: its jobs stop and its rows leave the index (its records cascade in the store). */
   async removing(record: DatabaseConnectionRecord): Promise<void> {
     await this.removeRows(record);

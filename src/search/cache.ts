@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * The per-user result cache of searchDatabases: whole response pages by a key that already contains the user, the
  * request and each searched connection's id and updatedAt (so an edited connection misses everywhere at once).
@@ -25,63 +27,51 @@ export class NoResultCache implements ResultCache {
   async close(): Promise<void> {}
 }
 
-/** In-process, least recently used out first beyond `maxEntries`. */
+/** In-process (lru-cache): the least recently used page leaves first beyond `maxEntries`, none outlives `ttlMs`. */
 export class MemoryResultCache implements ResultCache {
   readonly enabled = true;
-  private readonly entries = new Map<string, { value: string; expires: number; databaseIds: string[] }>();
+  private readonly entries: LRUCache<string, { value: string; databaseIds: string[] }>;
+  /** The cached pages that read each connection, so a changed connection drops exactly those. */
   private readonly byDatabase = new Map<string, Set<string>>();
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 2000,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(ttlMs: number, maxEntries = 2000, now: () => number = Date.now) {
+    this.entries = new LRUCache({
+      max: maxEntries,
+      ttl: ttlMs,
+      ttlResolution: 0,
+      perf: { now },
+      dispose: (entry, key) => {
+        for (const id of entry.databaseIds) {
+          const keys = this.byDatabase.get(id);
+          keys?.delete(key);
+          if (keys?.size === 0) this.byDatabase.delete(id);
+        }
+      },
+    });
+  }
 
   async get(key: string): Promise<string | null> {
-    const entry = this.entries.get(key);
-    if (!entry) return null;
-    if (entry.expires <= this.now()) {
-      this.drop(key);
-      return null;
-    }
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
+    return this.entries.get(key)?.value ?? null;
   }
 
   async set(key: string, value: string, databaseIds: string[]): Promise<void> {
-    this.drop(key);
-    this.entries.set(key, { value, expires: this.now() + this.ttlMs, databaseIds });
+    this.entries.set(key, { value, databaseIds });
     for (const id of databaseIds) {
-      const keys = this.byDatabase.get(id) ?? new Set<string>();
+      let keys = this.byDatabase.get(id);
+      if (!keys) this.byDatabase.set(id, (keys = new Set()));
       keys.add(key);
-      this.byDatabase.set(id, keys);
     }
-    while (this.entries.size > this.maxEntries) this.drop(this.entries.keys().next().value!);
   }
 
   async forgetDatabase(databaseId: string): Promise<void> {
-    for (const key of this.byDatabase.get(databaseId) ?? []) this.drop(key);
-    this.byDatabase.delete(databaseId);
+    for (const key of [...(this.byDatabase.get(databaseId) ?? [])]) this.entries.delete(key);
   }
 
   async close(): Promise<void> {
     this.entries.clear();
-    this.byDatabase.clear();
   }
 
   get size(): number {
     return this.entries.size;
-  }
-
-  private drop(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    for (const id of entry.databaseIds) {
-      const keys = this.byDatabase.get(id);
-      keys?.delete(key);
-      if (keys?.size === 0) this.byDatabase.delete(id);
-    }
   }
 }

@@ -21,7 +21,6 @@
  */
 import type { AnyWordQuery, QueryNode } from './boolean-query.js';
 import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, TableRanking } from './types.js';
-import { isoTimestamp } from '../lib/iso-time.js';
 
 /** Most rows the fallback reads from a table without a full-text index. */
 export const FALLBACK_SCAN_ROWS = 10_000;
@@ -184,7 +183,7 @@ export function keysIn(keyRefs: string[], keys: unknown[][], params: Params, cas
 
 /** A value as JSON can carry it: dates as ISO text, big integers and bytes as text. */
 export function plainValue(value: unknown): unknown {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : isoTimestamp(value.getTime());
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (Buffer.isBuffer(value)) return value.toString('base64');
   return value;

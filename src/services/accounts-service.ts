@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import { newId } from '../lib/ids.js';
 import { DuplicateEmailError, type UserRecord, type UserRepository } from '../repositories/user-repository.js';
 import type { SessionRepository } from '../repositories/session-repository.js';
+import type { AccountCache } from './account-cache.js';
 import type { UserCaller } from './callers.js';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import type { TokenService } from './token-service.js';
@@ -15,8 +16,8 @@ export interface AccountsDeps {
   sessions: SessionRepository;
   tokens: TokenService;
   sessionMaxAgeSeconds: number;
-  /** Told when an account changes in a way cached credentials must see (disabled, role). */
-  onUserChanged(userId: string): void;
+  /** Sessions, users and database ids already read; told of every change, so that no process keeps a stale one. */
+  cache: AccountCache;
   /** Ids of the user's database connections, for `User.connectedDatabases`. */
   connectedDatabaseIds(userId: string): Promise<string[]>;
 }
@@ -46,7 +47,7 @@ export class AccountsService {
       name: user.name,
       role: this.roleOf(user),
       plan: user.plan ?? 'free',
-      connectedDatabases: await this.deps.connectedDatabaseIds(user.id),
+      connectedDatabases: await this.connectedDatabases(user.id),
       createdAt: user.createdAt.toISOString(),
       lastActive: user.lastActiveAt.toISOString(),
     };
@@ -78,6 +79,7 @@ export class AccountsService {
     if (!user || !valid) throw badCredentials();
     if (user.disabledAt) throw new AppError('ACCOUNT_DISABLED', 'This account is disabled.');
     await this.deps.users.touch(user.id, new Date());
+    this.deps.cache.userChanged(user.id);
     return this.startSession(user);
   }
 
@@ -93,25 +95,35 @@ export class AccountsService {
     if (!claims.jti || !(await this.deps.sessions.rotateRefresh(session.id, claims.jti, nextJti))) {
       // A refresh token used twice means it leaked: end the session so neither holder keeps it.
       await this.deps.sessions.end(session.id, new Date());
+      this.deps.cache.sessionEnded(session.id);
       throw new AppError('SESSION_ENDED', 'This refresh token was already used; the session has been ended. Log in again.');
     }
     const tokens = await this.deps.tokens.issue(user.id, session.id, nextJti, session.expiresAt);
     return { user: await this.toUser(user), token: tokens.accessToken, tokens };
   }
 
-  /** Verifies an access JWT and its session for the bearerJwt security scheme. */
+  /**
+   * Verifies an access JWT and its session for the bearerJwt security scheme. The session and its user come from
+   * the cache while neither has changed; the token's signature and expiry are checked on every request.
+   */
   async authenticate(accessToken: string): Promise<UserCaller> {
     const claims = await this.deps.tokens.verifyAccess(accessToken);
-    const session = await this.deps.sessions.findById(claims.sessionId);
+    const { cache } = this.deps;
+    const readAt = cache.clock();
+    const cached = cache.session(claims.sessionId);
+    const session = cached?.session ?? (await this.deps.sessions.findById(claims.sessionId));
     if (!session || session.userId !== claims.userId) throw new AppError('INVALID_TOKEN', 'This is not a valid access token.');
     if (session.endedAt) throw new AppError('SESSION_ENDED', 'This session has ended. Log in again.');
-    const user = await this.activeUser(claims.userId);
+    const user = cached?.user ?? (await this.activeUser(claims.userId));
+    if (user.disabledAt) throw new AppError('ACCOUNT_DISABLED', 'This account is disabled.');
+    if (!cached) cache.keepSession(session.id, session, user, readAt);
     return { kind: 'user', user, role: this.roleOf(user), sessionId: session.id };
   }
 
   /** logoutUser */
   async logout(caller: UserCaller): Promise<{ message: string }> {
     await this.deps.sessions.end(caller.sessionId, new Date());
+    this.deps.cache.sessionEnded(caller.sessionId);
     return { message: "Logged out. This session's tokens no longer work." };
   }
 
@@ -143,6 +155,7 @@ export class AccountsService {
     }
     try {
       const user = await this.deps.users.update(caller.user.id, update);
+      this.deps.cache.userChanged(caller.user.id);
       return { user: await this.toUser(user!) };
     } catch (error) {
       if (error instanceof DuplicateEmailError) throw emailTaken();
@@ -160,6 +173,7 @@ export class AccountsService {
     if (input.newPassword === input.currentPassword) throw weakPassword('must differ from the current password', 'newPassword');
     const user = await this.deps.users.update(caller.user.id, { passwordHash: await hashPassword(input.newPassword) });
     await this.deps.sessions.endAllForUser(caller.user.id, new Date());
+    this.deps.cache.userChanged(caller.user.id);
     return this.startSession(user!);
   }
 
@@ -172,7 +186,7 @@ export class AccountsService {
     if (!user) throw new AppError('NOT_FOUND', `No account with the email ${email}.`, { resource: 'user' });
     const updated = await this.deps.users.update(user.id, { disabledAt: disabled ? new Date() : null });
     if (disabled) await this.deps.sessions.endAllForUser(user.id, new Date());
-    this.deps.onUserChanged(user.id);
+    this.deps.cache.userChanged(user.id);
     return updated!;
   }
 
@@ -184,8 +198,19 @@ export class AccountsService {
     const user = await this.deps.users.findByEmail(email.trim().toLowerCase());
     if (!user) throw new AppError('NOT_FOUND', `No account with the email ${email}.`, { resource: 'user' });
     const updated = await this.deps.users.update(user.id, { role });
-    this.deps.onUserChanged(user.id);
+    this.deps.cache.userChanged(user.id);
     return updated!;
+  }
+
+  /** The user's connection ids, from the cache until a connection of theirs is added or removed. */
+  private async connectedDatabases(userId: string): Promise<string[]> {
+    const { cache } = this.deps;
+    const cached = cache.connectedDatabases(userId);
+    if (cached) return cached;
+    const readAt = cache.clock();
+    const ids = await this.deps.connectedDatabaseIds(userId);
+    cache.keepConnectedDatabases(userId, ids, readAt);
+    return ids;
   }
 
   private async activeUser(userId: string): Promise<UserRecord> {

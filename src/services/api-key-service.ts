@@ -6,7 +6,7 @@ import type { DatabaseConnectionRepository } from '../repositories/database-conn
 import type { UserRepository } from '../repositories/user-repository.js';
 import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secretMatches, type KeyKind } from './api-key-secrets.js';
 import type { KeyCaller, UserCaller } from './callers.js';
-import { KeyCache } from './key-cache.js';
+import type { KeyCache } from './key-cache.js';
 import { PUBLISHABLE_PERMISSIONS, publishableRestrictions, requestsPerIp } from './publishable-keys.js';
 import { isAbovePlan, planOfUser, type PlanService } from './plan-service.js';
 
@@ -230,8 +230,7 @@ export class ApiKeyService {
     const readAt = this.deps.cache.clock();
     const cached = this.deps.cache.get(parsed.publicId);
     const key = cached?.key ?? (await this.deps.keys.findByPublicId(parsed.publicId));
-    const verified = cached !== null && KeyCache.isVerified(cached, token);
-    if (!key || key.environment !== parsed.environment || key.kind !== parsed.kind || !(verified || secretMatches(token, key.secretHash, this.deps.pepper))) {
+    if (!key || key.environment !== parsed.environment || key.kind !== parsed.kind || !secretMatches(token, key.secretHash, this.deps.pepper)) {
       throw new AppError('INVALID_API_KEY', 'The API key is not valid.');
     }
     // Built only for a refusal: most requests pass.
@@ -245,7 +244,7 @@ export class ApiKeyService {
     if (cached) return { kind: 'key', key, user };
     // A key made before its account's plan was lowered (or before plans existed) acts at the plan's tier.
     const effective = isAbovePlan(key.tier, planOfUser(user)) ? { ...key, tier: planOfUser(user) } : key;
-    this.deps.cache.set(parsed.publicId, effective, user, readAt, token);
+    this.deps.cache.set(parsed.publicId, effective, user, readAt);
     return { kind: 'key', key: effective, user };
   }
 

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import {
-  ConnectorError, discoverSchema, isConnectorError, isPolicyError, resolveSqlitePath, testConnection, testExecutor, userSqliteDir,
+  ConnectorError, discoverSchema, isConnectorError, resolveSqlitePath, testConnection, testExecutor, userSqliteDir,
   DEFAULT_PORTS, type ConnectionSettings, type ExecutorOptions, type PoolManager, type SqlExecutor,
 } from '../connectors/index.js';
 import { decryptSecret, encryptSecret } from '../crypto/credentials.js';
@@ -34,6 +34,8 @@ export interface DatabaseDeps {
   index: IndexLifecycle;
   /** Failures of that background upkeep: logged, never failing the operation that caused them. */
   onError(error: unknown): void;
+  /** Called when a user's list of connections changes (one added or removed), for `User.connectedDatabases`. */
+  onConnectionsOfUserChanged(userId: string): void;
 }
 
 export interface IndexLifecycle {
@@ -49,10 +51,9 @@ function invalid(path: string, message: string): AppError {
   return new AppError('VALIDATION_ERROR', `The request is invalid: body${path} ${message}.`, { errors: [{ location: 'body', path, message }] });
 }
 
-/** A connector failure as our error: policy refusals are the caller's input (400); failures to connect are 422 while saving, 502 otherwise. */
+/** A connector failure as our error; while saving a connection, a database that cannot be reached refuses the submission. */
 export function fromConnectorError(error: ConnectorError, whileSaving: boolean, databaseId?: string): AppError {
-  const status = isPolicyError(error.code) ? 400 : whileSaving ? 422 : 502;
-  return new AppError(error.code, error.message, { ...error.details, ...(databaseId && { databaseId }) }, status);
+  return new AppError(error.code, error.message, { ...error.details, ...(databaseId && { databaseId }) }, { rejectsSubmission: whileSaving });
 }
 
 /** Connected databases (issue 5): owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
@@ -122,6 +123,7 @@ export class DatabaseService {
       syncIntervalMinutes: input.indexing?.syncIntervalMinutes === undefined ? 60 : input.indexing.syncIntervalMinutes,
       nextSyncAt: null,
     });
+    this.deps.onConnectionsOfUserChanged(caller.user.id);
     await this.deps.index.connected(record).catch((error: unknown) => this.deps.onError(error));
     return { database: this.toDatabase((await this.deps.connections.findById(record.id)) ?? record) };
   }
@@ -188,6 +190,7 @@ export class DatabaseService {
     const record = await this.owned(caller.user.id, id);
     await this.deps.index.removing(record).catch((error: unknown) => this.deps.onError(error));
     await this.deps.connections.delete(id);
+    this.deps.onConnectionsOfUserChanged(caller.user.id);
     await this.deps.pools.close(id);
     this.deps.onConnectionChanged(id);
     return { databaseId: id, message: 'Database connection removed.' };
@@ -307,8 +310,7 @@ export class DatabaseService {
   private async testSettings(settings: ConnectionSettings) {
     const result = await testConnection(settings, this.deps.executorOptions);
     if (!result.error) return result;
-    const status = isPolicyError(result.error.code) ? 400 : 422;
-    throw new AppError(result.error.code, result.error.message, { engine: settings.engine, host: settings.host, port: settings.port }, status);
+    throw new AppError(result.error.code, result.error.message, { engine: settings.engine, host: settings.host, port: settings.port }, { rejectsSubmission: true });
   }
 
   /** Databases per plan (free 3, pro 25, enterprise unlimited), by the caller's account plan. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parse } from 'yaml';
-import { contractPath } from '../api/contract.js';
+import { contractPath } from '../lib/contract.js';
 
 /**
  * The Docs tag's content: the contract as published (the file's bytes, and the same document as JSON), the API

@@ -1,6 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 import { AppError } from '../errors/app-error.js';
-import { serviceVersion } from '../http/envelope.js';
+import { withTimeout } from '../lib/timeout.js';
+import { serviceVersion } from '../lib/version.js';
 import type { KeyCaller } from './callers.js';
 
 type Health = components['schemas']['Health'];
@@ -22,8 +23,8 @@ function publicCheck(check: Check): Check {
 async function timed(probe: () => Promise<boolean>): Promise<{ up: boolean; ms: number; error: string | null }> {
   const started = performance.now();
   try {
-    const up = await Promise.race([probe(), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000).unref())]);
-    return { up, ms: Math.round(performance.now() - started), error: up ? null : 'no answer within 1 second' };
+    const up = await withTimeout(probe(), 1000, { error: () => new Error('no answer within 1 second') });
+    return { up, ms: Math.round(performance.now() - started), error: up ? null : 'the probe was not answered' };
   } catch (error) {
     return { up: false, ms: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
   }

@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
+import { OwnedCache } from '../lib/owned-cache.js';
 
 /** Bus topic; the id is a user id, or `*` when any user's history may have changed (retention). */
 export const HISTORY_TOPIC = 'search-history';
@@ -7,69 +9,46 @@ export const HISTORY_TOPIC = 'search-history';
  * Pages of a user's search history (getSearchHistory), so a client polling its history does not read the store on
  * every call. A user's pages are dropped in this process the moment one of their searches is recorded (it may not be
  * written yet), and in every process (invalidation bus) once it is written; `ttlMs` bounds how stale a page can be
- * should a message be lost (Redis down).
+ * should a message be lost (Redis down). The least recently used user leaves first beyond `maxUsers`, and a user's
+ * least recently read page beyond `maxPagesPerUser` (a client walking every offset must not grow memory).
  */
-export class HistoryCache<Page> {
-  private readonly users = new Map<string, { pages: Map<string, Page>; storedAt: number }>();
-  /** When each user's history last changed: a read that started before it must not be cached (as in KeyCache). */
-  private readonly changedAt = new Map<string, number>();
-  private everythingChangedAt = -Infinity;
+export class HistoryCache<Page extends object> {
+  private readonly users: OwnedCache<LRUCache<string, Page>>;
 
   constructor(
     private readonly bus: InvalidationBus,
-    private readonly ttlMs: number,
-    private readonly maxUsers = 10_000,
-    private readonly now: () => number = Date.now,
-    /** Pages kept per user: a client walking through every offset must not grow memory without bound. */
+    ttlMs: number,
+    maxUsers = 10_000,
+    now: () => number = Date.now,
     private readonly maxPagesPerUser = 20,
   ) {
+    this.users = new OwnedCache({ max: maxUsers, ttlMs, now });
     bus.subscribe(HISTORY_TOPIC, (userId) => this.forget(userId));
   }
 
   clock(): number {
-    return this.now();
+    return this.users.now();
   }
 
   get(userId: string, page: string): Page | null {
-    const entry = this.users.get(userId);
-    if (!entry) return null;
-    if (this.now() - entry.storedAt > this.ttlMs) {
-      this.users.delete(userId);
-      return null;
-    }
-    return entry.pages.get(page) ?? null;
+    return this.users.get(userId)?.get(page) ?? null;
   }
 
   /** Keeps what a read that started at `readAt` found, unless the user's history changed since. */
   set(userId: string, page: string, value: Page, readAt: number): void {
-    if (Math.max(this.changedAt.get(userId) ?? -Infinity, this.everythingChangedAt) >= readAt) return;
-    let entry = this.users.get(userId);
-    if (!entry) {
-      if (this.users.size >= this.maxUsers) this.users.delete(this.users.keys().next().value!);
-      entry = { pages: new Map(), storedAt: this.now() };
-      this.users.set(userId, entry);
+    if (!this.users.keeps([userId], readAt)) return;
+    let pages = this.users.get(userId);
+    if (!pages) {
+      pages = new LRUCache<string, Page>({ max: this.maxPagesPerUser });
+      this.users.set(userId, pages, [userId], readAt);
     }
-    if (entry.pages.size >= this.maxPagesPerUser) entry.pages.delete(entry.pages.keys().next().value!);
-    entry.pages.set(page, value);
+    pages.set(page, value);
   }
 
   /** A search of the user was recorded here: this process, which alone can see it before it is written, reads again. */
   forget(userId: string): void {
-    const at = this.now();
-    if (userId === '*') {
-      this.everythingChangedAt = at;
-      this.users.clear();
-      this.changedAt.clear();
-      return;
-    }
-    this.changedAt.set(userId, at);
-    this.users.delete(userId);
-    // The marks only matter while a read can be in flight; keep the map small, and let no read from before the
-    // clearing be cached.
-    if (this.changedAt.size > this.maxUsers) {
-      this.changedAt.clear();
-      this.everythingChangedAt = at;
-    }
+    if (userId === '*') this.users.invalidateAll();
+    else this.users.invalidate(userId);
   }
 
   /** The user's searches are in the store now (or `*`: rows were deleted): every process reads again. */

@@ -15,7 +15,9 @@ import { isRowRejected } from '../store/failures.js';
 import type { Migrator } from '../store/migrator.js';
 import type { InvalidationBus } from '../lib/invalidation-bus.js';
 import { RedisOutageLog } from '../lib/redis-outage.js';
+import { AccountCache } from './account-cache.js';
 import { KeyCache } from './key-cache.js';
+import { KeyUsageCache } from './key-usage-cache.js';
 import { HistoryCache } from './history-cache.js';
 import { PoolManager } from '../connectors/index.js';
 import { AccountsService } from './accounts-service.js';
@@ -68,6 +70,7 @@ export function createServices(infra: Infrastructure) {
   const embeddings = infra.embeddings ?? createEmbeddingProvider(config.embeddings);
   const redisOutages = infra.redisOutages ?? new RedisOutageLog(logger);
   const keyCache = new KeyCache(bus, 5_000);
+  const accountCache = new AccountCache(bus, 5_000);
   const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const tokens = new TokenService(config.jwt);
   // Account plans (issue 23): what an account may use, never the best tier among its own keys.
@@ -79,14 +82,19 @@ export function createServices(infra: Infrastructure) {
     sessions: sessionRepository,
     tokens,
     sessionMaxAgeSeconds: config.jwt.sessionMaxAge,
+    cache: accountCache,
     connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
-    onUserChanged: (userId) => keyCache.userChanged(userId),
   });
   const apiKeys = new ApiKeyService({
     keys: apiKeyRepository, users: userRepository, connections: databaseConnectionRepository, pepper: config.apiKeyPepper, cache: keyCache, plans,
   });
-  const usage = new UsageRecorder({ usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError, isRejected: isRowRejected });
-  const violations = new ViolationRecorder(violationRepository, onBackgroundError);
+  // Key usage: what the rate-limit status shows of a key's day is cached until more of it is written.
+  const keyUsageCache = new KeyUsageCache(bus, 5_000);
+  const usage = new UsageRecorder({
+    usage: requestUsageRepository, keys: apiKeyRepository, flushMs: config.usageFlushMs, onError: onBackgroundError, isRejected: isRowRejected,
+    onCountedWritten: (keyIds) => keyIds.forEach((keyId) => keyUsageCache.changed(keyId)),
+  });
+  const violations = new ViolationRecorder(violationRepository, onBackgroundError, (keyId) => keyUsageCache.changed(keyId));
   const limits = new LimitsService({ store: rateLimitStore, enabled: config.rateLimitEnabled, upgradeUrl: config.upgradeUrl, violations, now });
   const executorOptions = {
     hostPolicy: { allowlist: config.dbHostAllowlist, allowPrivate: config.dbAllowPrivateHosts, allowLoopback: config.dbAllowPrivateHosts },
@@ -111,6 +119,7 @@ export function createServices(infra: Infrastructure) {
       removing: (record) => searchIndex.service.removing(record),
     },
     onError: (error) => logger.warn({ err: error }, 'search index upkeep failed'),
+    onConnectionsOfUserChanged: (userId) => accountCache.databasesChanged(userId),
   });
   /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
   const connectionListeners: Array<(databaseId: string) => void> = [];
@@ -121,6 +130,8 @@ export function createServices(infra: Infrastructure) {
     connections: databaseConnectionRepository,
     pools,
     onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
+    // searchIndex is made below; a failed upkeep is logged and never fails the upload (the schedule syncs later).
+    onSourceReplaced: (record) => searchIndex.service.sourceReplaced(record).catch((error: unknown) => logger.warn({ err: error }, 'search index upkeep failed')),
     log: (level, message, context) => logger[level](context, message),
   });
   // The search index (issue 27): every connected table synced into Quarry's own index in the background.
@@ -168,7 +179,7 @@ export function createServices(infra: Infrastructure) {
         return vector!;
       } catch (error) {
         if (!(error instanceof EmbeddingError)) throw error;
-        throw new AppError('SERVICE_UNAVAILABLE', `Semantic search is unavailable: ${error.message}`, { providerId: embeddings.id }, 503);
+        throw new AppError('SERVICE_UNAVAILABLE', `Semantic search is unavailable: ${error.message}`, { providerId: embeddings.id });
       }
     },
   });
@@ -230,7 +241,10 @@ export function createServices(infra: Infrastructure) {
     adminAnalytics: new AdminAnalyticsService({ ...analyticsReads, users: userRepository, roleOf: (user) => accounts.roleOf(user) }),
     analyticsExport: new AnalyticsExporter({ ...analyticsReads, records: searchRecordRepository, plans, upgradeUrl: config.upgradeUrl }),
     searchHistory: new SearchHistoryService({ ...analyticsReads, records: searchRecordRepository, cache: historyCache }),
-    rateLimit: new RateLimitService({ limits, logs: requestUsageRepository, violations: violationRepository, flushPending: () => usage.flush(), now }),
+    rateLimit: new RateLimitService({
+      limits, logs: requestUsageRepository, violations: violationRepository, flushPending: () => usage.flush(),
+      hasUnwritten: (keyId) => usage.hasUnwritten(keyId), cache: keyUsageCache, now,
+    }),
   };
 }
 

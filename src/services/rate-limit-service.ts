@@ -3,6 +3,7 @@ import type { RequestUsageRepository } from '../repositories/request-usage-repos
 import { bucketDate, bucketRange, type BucketUnit } from '../repositories/time-buckets.js';
 import type { ViolationRepository } from '../repositories/violation-repository.js';
 import type { KeyCaller } from './callers.js';
+import type { KeyDay, KeyUsageCache } from './key-usage-cache.js';
 import { keyLimits, tierLabel, type LimitsService } from './limits-service.js';
 
 type RateLimitStatus = components['schemas']['RateLimitStatus'];
@@ -25,6 +26,10 @@ export interface RateLimitDeps {
   violations: ViolationRepository;
   /** Writes buffered usage, so a figure includes the caller's latest requests. */
   flushPending(): Promise<void>;
+  /** Whether this process holds counted requests of the key that are not written yet. */
+  hasUnwritten(keyId: string): boolean;
+  /** Each key's last day as read from the store, until it changes. */
+  cache: KeyUsageCache;
   now?: () => number;
 }
 
@@ -39,16 +44,15 @@ export class RateLimitService {
   async status(caller: KeyCaller): Promise<{ rateLimit: RateLimitStatus }> {
     const limits = keyLimits(caller.key);
     const now = this.now();
-    const [decision] = await Promise.all([this.deps.limits.peek(caller), this.deps.flushPending()]);
-    const since = new Date(now - 24 * hourMs);
-    const [buckets, violations] = await Promise.all([
-      this.deps.logs.byBucket(caller.key.id, since, 'hour'),
-      this.deps.violations.listSince(caller.key.id, since),
-    ]);
-    const admitted = new Map(buckets.map((row) => [row.bucket, row.counted]));
-    const last24Hours = bucketRange(new Date(now - 23 * hourMs), new Date(now), 'hour').map((bucket) => {
-      const requests = admitted.get(bucket) ?? 0;
-      return { hour: bucketDate(bucket).toISOString(), requests, percentOfLimit: round1((100 * requests) / limits.requestsPerHour) };
+    const [decision, day] = await Promise.all([this.deps.limits.peek(caller), this.lastDay(caller.key.id, now)]);
+    const violations = day.violations.filter((violation) => violation.startedAt.getTime() >= now - 24 * hourMs);
+    // The 24 clock hours ending with the current one, empty hours included.
+    const admitted = new Map(day.hours.map((row) => [bucketDate(row.bucket).getTime(), row.counted]));
+    const firstHour = now - (now % hourMs) - 23 * hourMs;
+    const last24Hours = Array.from({ length: 24 }, (_, i) => {
+      const start = firstHour + i * hourMs;
+      const requests = admitted.get(start) ?? 0;
+      return { hour: new Date(start).toISOString(), requests, percentOfLimit: round1((100 * requests) / limits.requestsPerHour) };
     });
     const peak = last24Hours.reduce((best, point) => (point.requests > best.requests ? point : best), last24Hours[0]);
     const percentUsed = round1((100 * decision.used) / decision.limit);
@@ -79,6 +83,25 @@ export class RateLimitService {
         recommendations: this.recommend(caller, Math.max(percentUsed, peak.percentOfLimit), violations.length),
       },
     };
+  }
+
+  /**
+   * The key's admitted requests per hour and its blocks over the day before `now`: the caller's own unwritten
+   * requests are written first, then the day comes from the cache unless it changed since it was read.
+   */
+  private async lastDay(keyId: string, now: number): Promise<KeyDay> {
+    if (this.deps.hasUnwritten(keyId)) await this.deps.flushPending();
+    const since = new Date(now - 24 * hourMs);
+    const cached = this.deps.cache.get(keyId);
+    if (cached && cached.since <= since) return cached;
+    const readAt = this.deps.cache.clock();
+    const [hours, violations] = await Promise.all([
+      this.deps.logs.byBucket(keyId, since, 'hour'),
+      this.deps.violations.listSince(keyId, since),
+    ]);
+    const day = { since, hours, violations };
+    this.deps.cache.set(keyId, day, readAt);
+    return day;
   }
 
   async analytics(caller: KeyCaller, period: Analytics['period'], includeBreakdown: boolean): Promise<{ analytics: Analytics }> {

@@ -36,25 +36,18 @@ export interface SearchRecorderDeps {
   onWritten?(userIds: string[]): void;
 }
 
-/** A buffered search: its id is drawn when it is first written (see SearchRecorder). */
-type BufferedSearch = Omit<SearchRecordRow, 'id'> & { id?: string };
-
 /**
  * Records searches for history, trends and analytics. `record` only buffers: rows are written in batches every
  * USAGE_FLUSH_MS and on shutdown, never on the request path. Readers call `flush` first to see their own searches.
- *
- * A row's id is drawn when its batch is first written, not in `record`: drawing random bytes is cheap in a loop but
- * costs tens of microseconds on a search's path, where the CPU's caches are cold after the database's answer
- * (profiled under bench:search). It is kept on the row, so a retried batch writes the same ids.
+ * A row's id is drawn when it is recorded, so a retried batch writes the same ids.
  */
 export class SearchRecorder {
-  private readonly writer: BatchWriter<BufferedSearch>;
+  private readonly writer: BatchWriter<SearchRecordRow>;
 
   constructor(private readonly deps: SearchRecorderDeps) {
-    this.writer = new BatchWriter<BufferedSearch>({
+    this.writer = new BatchWriter<SearchRecordRow>({
       write: async (batch) => {
-        for (const row of batch) row.id ??= newId('srch');
-        await deps.records.insertMany(batch as SearchRecordRow[]);
+        await deps.records.insertMany(batch);
         deps.onWritten?.([...new Set(batch.map((row) => row.userId))]);
       },
       flushMs: deps.flushMs,
@@ -72,6 +65,7 @@ export class SearchRecorder {
 
   record(input: SearchRecordInput): void {
     this.writer.add({
+      id: newId('srch'),
       userId: input.userId,
       keyId: input.keyId,
       query: input.query.slice(0, 500),

@@ -30,6 +30,8 @@ export interface SqliteFileDeps {
   pools: Pick<PoolManager, 'close'>;
   /** A connection's file was replaced: cached schemas and pages of it are stale. */
   onConnectionChanged(databaseId: string): void;
+  /** A connection's file was replaced: the search index syncs it again (src/search-index). */
+  onSourceReplaced(record: DatabaseConnectionRecord): Promise<void>;
   log(level: 'info' | 'warn', message: string, context: Record<string, unknown>): void;
 }
 
@@ -173,6 +175,7 @@ export class SqliteFileService {
     for (const record of await this.connectionsOf(userId, dir, await realpath(target))) {
       await this.deps.pools.close(record.id);
       this.deps.onConnectionChanged(record.id);
+      await this.deps.onSourceReplaced(record);
     }
   }
 }

@@ -18,10 +18,11 @@ export interface TokenPair {
 
 /** Signs and verifies Quarry's JWTs: HS256 only, issuer and audience pinned, expiry enforced. */
 export class TokenService {
-  private readonly key: Uint8Array;
+  /** The secret as an HMAC-SHA-256 CryptoKey, imported once (given raw bytes, jose imports them on every call). */
+  private readonly key: Promise<CryptoKey>;
 
   constructor(private readonly jwt: Config['jwt']) {
-    this.key = new TextEncoder().encode(jwt.secret);
+    this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(jwt.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
   }
 
   newRefreshId(): string {
@@ -33,6 +34,7 @@ export class TokenService {
     const sessionEnd = Math.floor(sessionExpiresAt.getTime() / 1000);
     const accessExp = Math.min(nowSeconds + this.jwt.accessTtl, sessionEnd);
     const refreshExp = Math.min(nowSeconds + this.jwt.refreshTtl, sessionEnd);
+    const key = await this.key;
     const sign = (typ: string, exp: number, jti?: string) => {
       const jwt = new SignJWT({ typ, sid: sessionId })
         .setProtectedHeader({ alg: 'HS256' })
@@ -42,7 +44,7 @@ export class TokenService {
         .setIssuedAt(nowSeconds)
         .setExpirationTime(exp);
       if (jti) jwt.setJti(jti);
-      return jwt.sign(this.key);
+      return jwt.sign(key);
     };
     return {
       accessToken: await sign('access', accessExp),
@@ -61,7 +63,7 @@ export class TokenService {
 
   private async verify(token: string, expectedType: 'access' | 'refresh'): Promise<TokenClaims> {
     try {
-      const { payload } = await jwtVerify(token, this.key, {
+      const { payload } = await jwtVerify(token, await this.key, {
         algorithms: ['HS256'],
         issuer: this.jwt.issuer,
         audience: this.jwt.audience,

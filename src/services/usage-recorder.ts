@@ -28,6 +28,8 @@ export interface UsageRecorderDeps {
   keys: Pick<ApiKeyRepository, 'addUsage'>;
   flushMs: number;
   onError(error: unknown): void;
+  /** Told which keys have more requests counted against their limit in the store now (a rate-limit status read before is stale). */
+  onCountedWritten?(keyIds: string[]): void;
   /** Most per-minute rows kept while the store is failing; beyond it the oldest are dropped (and reported). */
   maxBuffered?: number;
   /** A failure the store will never get over (a constraint violation): the row is dropped, not retried. */
@@ -47,6 +49,8 @@ const deltaId = (keyId: string, endpoint: string, minuteMs: number) => `${keyId}
  */
 export class UsageRecorder {
   private current = new Map<string, PendingUsage>();
+  /** Requests per key that count against its limit, recorded but not yet written. */
+  private readonly unwritten = new Map<string, number>();
   private readonly writer: BatchWriter<PendingUsage>;
   private timer: NodeJS.Timeout | null = null;
 
@@ -82,9 +86,17 @@ export class UsageRecorder {
       pending.rateLimited += 1;
     } else {
       pending.admitted += 1;
-      if (event.counted) pending.counted += 1;
+      if (event.counted) {
+        pending.counted += 1;
+        this.unwritten.set(event.keyId, (this.unwritten.get(event.keyId) ?? 0) + 1);
+      }
       if (event.at > pending.lastAtMs) pending.lastAtMs = event.at;
     }
+  }
+
+  /** Whether the key has requests counted against its limit that the store does not have yet. */
+  hasUnwritten(keyId: string): boolean {
+    return this.unwritten.has(keyId);
   }
 
   /** Writes everything counted so far; concurrent calls share one write. */
@@ -128,6 +140,13 @@ export class UsageRecorder {
     }
     // A failure here rejects, so the batch stays buffered for the next flush (the upsert is one transaction).
     await this.deps.usage.add([...merged.values()]);
+    for (const pending of batch) {
+      const left = (this.unwritten.get(pending.keyId) ?? 0) - pending.counted;
+      if (left > 0) this.unwritten.set(pending.keyId, left);
+      else this.unwritten.delete(pending.keyId);
+    }
+    const counted = new Set(batch.filter((pending) => pending.counted > 0).map((pending) => pending.keyId));
+    if (counted.size > 0) this.deps.onCountedWritten?.([...counted]);
     const perKey = new Map<string, { count: number; last: number }>();
     for (const pending of merged.values()) {
       if (pending.admitted === 0) continue;

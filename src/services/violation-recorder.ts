@@ -17,6 +17,8 @@ export class ViolationRecorder implements ViolationSink {
   constructor(
     private readonly repository: ViolationRepository,
     private readonly onError: (error: unknown) => void,
+    /** Told when a key's violations in the store changed (a rate-limit status read before is stale). */
+    private readonly onWritten: (keyId: string) => void = () => {},
   ) {}
 
   record(keyId: string, decision: RateLimitDecision, at: Date, burstLimit: number): void {
@@ -33,6 +35,7 @@ export class ViolationRecorder implements ViolationSink {
       } else {
         await this.repository.addAffected(keyId, at);
       }
+      this.onWritten(keyId);
     };
     // Chained so a block's first row exists before the requests it refused are counted against it.
     this.pending = this.pending.then(write).catch(this.onError);

@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fromIp, registerUser, uniqueEmail } from '../support/factories.js';
 import { makeAdmin } from '../support/operator.js';
+import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
@@ -166,5 +168,35 @@ describe('updateProfile', () => {
     expect((await t.client.get('/api/v1/auth/profile', { token: user.token })).body.data.user.email).toBe(user.email);
     const renamedOnly = await t.client.put('/api/v1/auth/profile', { name: 'Only the name', email: user.email }, { token: user.token });
     expect(renamedOnly.status).toBe(200);
+  });
+});
+
+describe('sessions and profiles kept in memory (AccountCache)', () => {
+  const profile = async (token: string) => (await t.client.get('/api/v1/auth/profile', { token })).body.data.user;
+
+  it('when the profile was read and the name then changes, then the next read shows the new name', async () => {
+    const user = await registerUser(t.client, { name: 'Before' });
+    expect((await profile(user.token)).name).toBe('Before');
+    await t.client.put('/api/v1/auth/profile', { name: 'After' }, { token: user.token });
+    expect((await profile(user.token)).name).toBe('After');
+  });
+
+  it('when the profile was read and a database is then connected and removed, then the profile follows each change', async () => {
+    const user = await registerUser(t.client);
+    await onSqlite(join(t.dataDir, 'sqlite', user.id), 'profile-cache.db', ['CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT)']);
+    expect((await profile(user.token)).connectedDatabases).toEqual([]);
+    const created = await t.client.post('/api/v1/databases', { name: 'Notes', engine: 'sqlite', database: 'profile-cache.db' }, { token: user.token });
+    expect(created.status).toBe(201);
+    const id = created.body.data.database.id;
+    expect((await profile(user.token)).connectedDatabases).toEqual([id]);
+    await t.client.delete(`/api/v1/databases/${id}`, { token: user.token });
+    expect((await profile(user.token)).connectedDatabases).toEqual([]);
+  });
+
+  it('when a session was used and then logs out, then its very next request is refused', async () => {
+    const user = await registerUser(t.client);
+    expect((await t.client.get('/api/v1/auth/profile', { token: user.token })).status).toBe(200);
+    await t.client.post('/api/v1/auth/logout', undefined, { token: user.token });
+    expect((await t.client.get('/api/v1/auth/profile', { token: user.token })).body.error.code).toBe('SESSION_ENDED');
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { contractPath } from '../../src/api/contract.js';
+import { contractPath } from '../../src/lib/contract.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const require = createRequire(import.meta.url);

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseConnectionModel } from '../../src/models/index.js';
 import { registerUser, createKey, type TestKey, type TestUser } from '../support/factories.js';
 import { liftKeyLimits } from '../support/hostile.js';
+import { waitForIndex } from '../support/indexing.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -174,6 +175,9 @@ describe('uploadSqliteFile checks what it keeps', () => {
     await loop;
     expect(replaced.status).toBe(200);
     expect(replaced.body.data).toMatchObject({ file: { name: 'catalog.db' }, replaced: true });
+    // The upload queued a sync of the connection's tables; once it has run, the index holds the new rows.
+    const [catalogTable] = await waitForIndex(t.client, alice.token, id);
+    expect(catalogTable!.job).toMatchObject({ trigger: 'upload', status: 'done' });
     expect(new Set(seen).size).toBeGreaterThan(0);
     for (const body of seen) expect(['granite sealer old edition', 'granite sealer new edition', 'granite polish']).toContain(body);
     const after = (await search()).body.data.results.map((r: { fields: { body: string } }) => r.fields.body).sort();

@@ -7,7 +7,7 @@
  */
 import type { OpenAPIV3 } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
-import { statusOfCode } from '../../src/errors/catalog.js';
+import { statusOfCode } from '../../src/http/error-status.js';
 import { Contract, type Operation } from './support/contract.js';
 import { SchemaValidator } from './support/schema-validator.js';
 
@@ -76,7 +76,8 @@ const ext = (operation: Operation, name: string) => (operation.spec as unknown a
  * operation's own description, where its behaviour is documented.
  */
 function codesOf(operation: Operation): Set<string> {
-  const codes = new Set(['INTERNAL_ERROR', 'NOT_IMPLEMENTED', 'METHOD_NOT_ALLOWED']);
+  // Every operation may find Quarry's store down (the one error translator answers STORE_UNAVAILABLE for any).
+  const codes = new Set(['INTERNAL_ERROR', 'NOT_IMPLEMENTED', 'METHOD_NOT_ALLOWED', 'STORE_UNAVAILABLE']);
   const add = (...more: string[]) => more.forEach((code) => codes.add(code));
   if (operation.spec.requestBody || operation.parameters.length > 0) add('VALIDATION_ERROR');
   if (operation.spec.requestBody) add('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');

@@ -113,7 +113,7 @@ describe(`prism mock of openapi.yaml (${operations.length} operations)`, () => {
 
   it('when an operation limited per client IP is mocked, then its rate-limit headers say what the server says: tier anonymous and its own limit', async () => {
     const perIp = operations.filter((operation) => (operation.spec as unknown as Record<string, { scope?: string }>)['x-quarry-rate-limit']?.scope === 'ip');
-    expect(perIp.map((operation) => operation.operationId).sort()).toEqual(['loginUser', 'registerUser']);
+    expect(perIp.map((operation) => operation.operationId).sort()).toEqual(['loginUser', 'refreshSession', 'registerUser']);
     for (const operation of perIp) {
       const { limit } = (operation.spec as unknown as Record<string, { limit: number }>)['x-quarry-rate-limit'];
       for (const prefer of [undefined, 'code=429']) {

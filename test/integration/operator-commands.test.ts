@@ -2,7 +2,9 @@
  * The operator's commands on accounts (`npm run user -- role|plan|plans`, issue 23 items 1 and 3), run as the
  * operator runs them, against the store of a running server: the only way an account becomes an admin or gets a
  * plan above free, besides an admin's updateUserPlan. (Taking a role away is the same command, tested in-process in
- * test/api/security-privilege.test.ts.)
+ * test/api/security-privilege.test.ts.) The server and the commands share Redis (REDIS_URL), as a deployment of
+ * several processes does: the command's change reaches the server's caches at once. Without Redis, the server sees it
+ * when its account cache entries expire (5 s).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,12 +14,13 @@ import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.
 import { ApiClient } from '../support/api-client.js';
 import { registerUser } from '../support/factories.js';
 import { operatorCommand } from '../support/operator.js';
+import { redisUrl } from '../support/stores.js';
 
 let server: ServerProcess | undefined;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-operator-')) };
+  env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-operator-')), REDIS_URL: redisUrl };
   server = await spawnServer({ ...env, TRUST_PROXY: 'true' });
 }, 60_000);
 afterAll(async () => {

@@ -42,6 +42,9 @@ export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   }),
 );
 
+/** Nesting (schema levels) past which a recursive schema stops recursing: 4 levels of SearchFilter. */
+const MAX_DEPTH = 12;
+
 export class SchemaArbitraries {
   constructor(private readonly resolve: Resolve) {}
 
@@ -58,8 +61,13 @@ export class SchemaArbitraries {
       const parts = schema.allOf.map((part) => this.valid(part, depth + 1));
       return fc.tuple(...parts).map((values) => Object.assign({}, ...values.filter((v) => typeof v === 'object' && v !== null)));
     }
-    if (schema.oneOf?.length) return fc.oneof(...schema.oneOf.map((s) => this.valid(s, depth + 1)));
-    if (schema.anyOf?.length) return fc.oneof(...schema.anyOf.map((s) => this.valid(s, depth + 1)));
+    // A recursive schema (SearchFilter's and/or/not hold filters) would build arbitraries forever: past MAX_DEPTH only
+    // the first alternative is built, which in openapi.yaml's recursive schemas is the leaf (a FilterCondition).
+    const alternatives = schema.oneOf?.length ? schema.oneOf : schema.anyOf;
+    if (alternatives?.length) {
+      if (depth > MAX_DEPTH) return this.valid(alternatives[0]!, depth + 1);
+      return fc.oneof(...alternatives.map((s) => this.valid(s, depth + 1)));
+    }
     if (schema.enum?.length) return fc.constantFrom(...schema.enum);
     const type = schema.type ?? (schema.properties ? 'object' : undefined);
     switch (type) {

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
   it('when nothing is set, then safe defaults: port 3000 on 127.0.0.1, SQLite in DATA_DIR, memory limits', () => {
     const dir = dataDir();
     const config = loadConfig({ DATA_DIR: dir });
-    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', storeKind: 'sqlite', redisUrl: null, trustProxy: false, rateLimitEnabled: true, responseBatching: true });
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', storeKind: 'sqlite', redisUrl: null, trustProxy: false, rateLimitEnabled: true });
     expect(config.databaseUrl).toBe(`sqlite:${join(dir, 'quarry.sqlite')}`);
     expect(config.credentialsKey).toHaveLength(32);
   });
@@ -38,13 +38,17 @@ describe('loadConfig', () => {
     ['JWT_SECRET', 'short', /JWT_SECRET must be at least 32 characters/],
     ['CREDENTIALS_KEY', 'dG9vLXNob3J0', /CREDENTIALS_KEY must be the base64 encoding of exactly 32 bytes/],
     ['TRUST_PROXY', 'maybe', /TRUST_PROXY must be true or false/],
-    ['RESPONSE_BATCHING', 'sometimes', /RESPONSE_BATCHING must be true or false/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
     ['NODE_ENV', 'staging', /NODE_ENV must be one of/],
     ['BODY_LIMIT', '10', /BODY_LIMIT must be a whole number from 1024/],
     ['CORS_ORIGINS', 'shop.example.com', /CORS_ORIGINS must be \*, none, or comma-separated origins .* got "shop.example.com"/],
     ['CORS_ORIGINS', 'https://shop.example.com/search', /CORS_ORIGINS must be .* got "https:\/\/shop.example.com\/search"/],
     ['CORS_ORIGINS', 'https://a.example.com, ftp://b.example.com', /CORS_ORIGINS must be .* got "ftp:\/\/b.example.com"/],
+    ['BODY_LIMIT', '2e3', /BODY_LIMIT must be a whole number/],
+    ['HOST', 'not a host', /HOST must be an IP address or a host name/],
+    ['UPGRADE_URL', 'ftp://example.com', /UPGRADE_URL must be an http\(s\) URL/],
+    ['DB_HOST_ALLOWLIST', 'db.internal,10.0.0.0/40', /DB_HOST_ALLOWLIST has an entry that is not a host.*"10\.0\.0\.0\/40"/],
+    ['DB_ALLOW_PRIVATE_HOSTS', 'sometimes', /DB_ALLOW_PRIVATE_HOSTS must be true or false/],
   ])('when %s is %j, then the start stops with a clear message', (name, value, message) => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), [name]: value })).toThrow(message);
   });
@@ -57,6 +61,48 @@ describe('loadConfig', () => {
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).problems).toHaveLength(2);
     }
+  });
+
+  it('when DB_HOST_ALLOWLIST has a bad network and a bad host, then the start stops naming each', () => {
+    const error = (() => {
+      try {
+        loadConfig({ DATA_DIR: dataDir(), DB_HOST_ALLOWLIST: '10.0.0.0/40,bad host' });
+      } catch (thrown) {
+        return thrown as ConfigError;
+      }
+      return expect.fail('should throw');
+    })();
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^DB_HOST_ALLOWLIST has an entry .*"10\.0\.0\.0\/40"/),
+      expect.stringMatching(/^DB_HOST_ALLOWLIST has an entry .*"bad host"/),
+    ]);
+  });
+
+  it('when a secret is bad, then the message names it without repeating its value', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), JWT_SECRET: 'hunter2-too-short' })).toThrow(/^(?![\s\S]*hunter2)[\s\S]*JWT_SECRET must be at least 32 characters/);
+  });
+
+  it('when a value is blank, then the default is used', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), PORT: '  ', LOG_LEVEL: '' })).toMatchObject({ port: 3000, logLevel: 'info' });
+  });
+
+  it('when the allow-list is given, then it is kept as a list', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), DB_HOST_ALLOWLIST: ' db.internal , 10.0.0.0/8 ,' })).toMatchObject({
+      dbHostAllowlist: ['db.internal', '10.0.0.0/8'],
+    });
+  });
+
+  it('when the retired ADMIN_EMAILS is still set, then the start stops and says how roles are granted now, with any other problem', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), ADMIN_EMAILS: 'ops@example.com', PORT: 'x' }))
+      .toThrow(/PORT must be a whole number[\s\S]*ADMIN_EMAILS is no longer supported.*npm run user -- role <email> admin/);
+  });
+
+  it('when the index settings are not set, then the index lives under DATA_DIR, this process syncs, two jobs at once', () => {
+    const dir = dataDir();
+    expect(loadConfig({ DATA_DIR: dir }).index).toEqual({ uri: join(dir, 'index'), readConsistencyMs: 1000, sync: true, maxJobs: 2 });
+    expect(loadConfig({ DATA_DIR: dir, INDEX_URI: 's3://bucket/quarry', INDEX_SYNC: 'false' }).index).toMatchObject({ uri: 's3://bucket/quarry', sync: false });
+    expect(() => loadConfig({ DATA_DIR: dir, INDEX_URI: 'http://example.com/index' })).toThrow(/INDEX_URI must be a folder or an s3:\/\//);
+    expect(() => loadConfig({ DATA_DIR: dir, INDEX_SYNC_JOBS: '0' })).toThrow(/INDEX_SYNC_JOBS must be a whole number from 1 to 16/);
   });
 
   it('when NODE_ENV is production, then private database hosts are refused unless allowed', () => {

@@ -55,6 +55,19 @@ describe('classifyAddress', () => {
     ['ff02::1', 'multicast'],
     ['255.255.255.255', 'broadcast'],
     ['240.0.0.1', 'reserved'],
+    ['198.18.0.1', 'reserved'],
+    ['198.19.255.254', 'reserved'],
+    ['192.0.0.8', 'reserved'],
+    ['192.0.2.10', 'reserved'],
+    ['198.51.100.7', 'reserved'],
+    ['203.0.113.9', 'reserved'],
+    ['192.88.99.1', 'reserved'],
+    ['64:ff9b:1::a00:1', 'reserved'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'],
+    ['100::1', 'reserved'],
+    ['2001:db8::5', 'reserved'],
+    ['2001:2::1', 'reserved'],
+    ['fec0::1', 'private'],
   ])('when the address is %s, then it is %s', (address, expected) => {
     expect(classifyAddress(address)).toBe(expected);
   });
@@ -68,6 +81,10 @@ describe('classifyAddress', () => {
     ['2002:a9fe:a9fe::1', 'metadata'],
     ['::169.254.169.254', 'metadata'],
     ['::ffff:8.8.8.8', 'public'],
+    ['::ffff:0:a9fe:a9fe', 'metadata'],
+    ['64:ff9b::c612:1', 'reserved'],
+    ['2002:c000:0201::1', 'reserved'],
+    ['2002:0808:0808::1', 'public'],
   ])('when IPv6 %s carries an IPv4 address, then it is classed by that address (%s)', (address, expected) => {
     expect(classifyAddress(address)).toBe(expected);
   });
@@ -216,10 +233,16 @@ describe('resolveAllowedHost', () => {
       });
     });
 
+    it('when an IPv4 network is allow-listed, then an IPv4-mapped IPv6 answer inside it is accepted too', async () => {
+      const mapped = dns({ 'db.internal': ['::ffff:10.0.0.7'] });
+      await expect(resolveAllowedHost('db.internal', 5432, { ...strict, allowlist: ['10.0.0.0/24'] }, mapped)).resolves.toBeTruthy();
+    });
+
     it('when an entry is malformed, then parseAllowlist names it', () => {
       expect(() => parseAllowlist(['db.internal', '10.0.0.0/40'])).toThrow(/10\.0\.0\.0\/40/);
       expect(() => parseAllowlist(['db.internal:99999'])).toThrow(/port/);
       expect(() => parseAllowlist(['bad host'])).toThrow(/bad host/);
+      expect(() => parseAllowlist(['fd00::/129'])).toThrow(/fd00::\/129/);
       expect(() => parseAllowlist(['db.internal', '*.corp.example', '[fd00::1]:5432', 'fd00::/8'])).not.toThrow();
     });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadContract } from '../../../src/api/contract.js';
+import { loadContract } from '../../../src/lib/contract.js';
 import { handlers } from '../../../src/handlers/index.js';
 
 const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;

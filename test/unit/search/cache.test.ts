@@ -4,11 +4,11 @@ import { TtlCache } from '../../../src/search/ttl-cache.js';
 
 describe('MemoryResultCache', () => {
   it('when an entry is older than the TTL, then it is a miss', async () => {
-    let now = 0;
+    let now = 1_000;
     const cache = new MemoryResultCache(1000, 10, () => now);
     await cache.set('k', 'v', ['db_1']);
     expect(await cache.get('k')).toBe('v');
-    now = 1001;
+    now = 2_001;
     expect(await cache.get('k')).toBeNull();
   });
 
@@ -32,6 +32,28 @@ describe('MemoryResultCache', () => {
 });
 
 describe('TtlCache', () => {
+  it('when it is full, then the least recently used connection leaves first, not the first stored', async () => {
+    const cache = new TtlCache<string>(60_000, 2);
+    const load = (value: string) => async () => value;
+    await cache.get('a', 's', load('a1'));
+    await cache.get('b', 's', load('b1'));
+    await cache.get('a', 's', load('a2')); // a is used again
+    await cache.get('c', 's', load('c1')); // full: b leaves
+    expect([await cache.get('a', 's', load('a3')), await cache.get('b', 's', load('b2'))]).toEqual(['a1', 'b2']);
+  });
+
+  it('when an entry is older than the TTL, then it is loaded again', async () => {
+    let now = 1_000;
+    const cache = new TtlCache<number>(1000, 10, () => now);
+    let loads = 0;
+    const load = async () => ++loads;
+    await cache.get('x', 's', load);
+    now = 1_900;
+    expect(await cache.get('x', 's', load)).toBe(1);
+    now = 2_001;
+    expect(await cache.get('x', 's', load)).toBe(2);
+  });
+
   it('when callers ask at once, then one load serves them; a changed stamp or a failure loads again', async () => {
     const cache = new TtlCache<number>(60_000);
     let loads = 0;

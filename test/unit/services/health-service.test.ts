@@ -32,7 +32,6 @@ describe('HealthService', () => {
     const health = new HealthService({ ...base, pingStore: async () => { throw new Error('connection refused'); }, cache: null });
     await expect(health.report(null, true)).rejects.toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
-      status: 503,
       details: { status: 'unhealthy', checks: { store: { status: 'down', detail: 'sqlite: connection refused' } } },
     });
   });
