@@ -107,7 +107,7 @@ async function searchLatency(n: number, dims = 512) {
   for (let start = 0; start < n; start += 5000) {
     const rows = [];
     for (let r = start; r < Math.min(n, start + 5000); r += 1) {
-      rows.push({ rid: `r${r}`, src: 'itb_bench', pk: `{"id":${r}}`, hash: 'h', thash: `t${r}`, text: '', fields: '{}', vector: Array.from(matrix.subarray(r * dims, (r + 1) * dims)), vmodel: 'bench' });
+      rows.push({ rid: `r${r}`, src: 'itb_bench', pk: `{"id":${r}}`, hash: 'h', thash: `t${r}`, text: '', head: '', fields: '{}', vector: Array.from(matrix.subarray(r * dims, (r + 1) * dims)), vmodel: 'bench' });
     }
     await space.append(rows);
   }

@@ -83,6 +83,18 @@ export function fieldColumns(table: TableSchema): string[] {
   return table.columns.filter((c) => c.type !== 'tsvector').map((c) => c.name);
 }
 
+/** A heading is a line, not a document: the part of it that counts. */
+export const MAX_HEADING_CHARS = 1000;
+
+/**
+ * The column whose words weigh more: a table's first text column, when it has several (a title before its body,
+ * a name before its description, the order Meilisearch ranks attributes by too). A table of one text column has no
+ * heading: its one column is the whole text.
+ */
+export function headingColumn(table: Pick<TableSchema, 'textColumns'>): string | null {
+  return table.textColumns.length > 1 ? table.textColumns[0]! : null;
+}
+
 /**
  * The index row of a source row, without its vector (sync adds it for semantic tables), with the values of its
  * filterable and sortable `columns`. The hash covers which columns those are, so choosing others rewrites every row.
@@ -96,9 +108,12 @@ export function indexRowOf(src: string, table: TableSchema, row: Row, columns: I
     if (text) parts.push(text);
   }
   const text = parts.join('\n').slice(0, MAX_INDEX_TEXT_CHARS);
+  const heading = headingColumn(table);
+  const head = heading ? textOf(row[heading]).trim().slice(0, MAX_HEADING_CHARS) : '';
   const fields = JSON.stringify(Object.fromEntries(fieldColumns(table).map((c) => [c, fieldValue(row[c])])));
   const indexed = columns.map((c) => c.physical).join(',');
-  const entry: IndexRow = { rid: rowId(src, pk), src, pk, hash: shortHash(`${text}\u0000${fields}\u0000${indexed}`), thash: shortHash(text), text, fields };
+  const hash = shortHash(`${text}\u0000${head}\u0000${fields}\u0000${indexed}`);
+  const entry: IndexRow = { rid: rowId(src, pk), src, pk, hash, thash: shortHash(text), text, head, fields };
   if (columns.length > 0) entry.filters = Object.fromEntries(columns.map((c) => [c.physical, filterValue(row[c.column], c.kind)]));
   return entry;
 }

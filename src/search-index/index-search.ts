@@ -102,15 +102,16 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   const semanticScope: SearchScope = { ...scope, srcs: input.sources.filter((s) => s.semanticReady).map((s) => s.src) };
 
   // The text ranking, with typos corrected: the check runs beside the query as typed, which is the answer unless a
-  // word turns out to be missing and is corrected (then the query runs again with the correction).
+  // word turns out to be missing and is corrected (then the query runs again with the correction). The engine
+  // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
   const searchText = async (limit: number): Promise<IndexHit[]> => {
     const [asTyped, corrected] = await Promise.all([
-      space.searchText(input.text, scope, limit),
+      space.searchText({ ...input.text, headings: true }, scope, limit),
       input.typoTolerance ? correctTypos(space, input.text, scope) : null,
     ]);
-    if (!corrected || corrected.corrections.length === 0) return asTyped;
+    if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;
-    return space.searchText(corrected.query, scope, limit);
+    return (await space.searchText({ ...corrected.query, headings: true }, scope, limit)).sort(byScore);
   };
 
   let counted: IndexHit[];
@@ -119,7 +120,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     counted = await searchText(COUNT_CAP + 1);
     ranked = counted;
   } else if (input.mode === 'semantic') {
-    counted = input.vector ? await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY) : [];
+    counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];
     ranked = counted;
   } else {
     const depth = Math.max(input.window, HYBRID_DEPTH);

@@ -20,7 +20,7 @@ afterAll(async () => {
 const WORDS = ['harbor', 'engine', 'forest', 'market', 'copper', 'signal', 'meadow', 'valley', 'bridge', 'lantern'];
 const row = (i: number, extra = ''): IndexRow => ({
   rid: `r${i}`, src: 'itb_fifty', pk: `{"id":${i}}`, hash: `h${i}${extra}`, thash: `t${i}${extra}`,
-  text: `row ${i} ${WORDS[i % 10]} ${WORDS[(i * 7) % 10]} ${WORDS[(i * 3) % 10]} ${extra}`, fields: `{"id":${i}}`,
+  text: `row ${i} ${WORDS[i % 10]} ${WORDS[(i * 7) % 10]} ${WORDS[(i * 3) % 10]} ${extra}`, head: '', fields: `{"id":${i}}`,
 });
 
 describe('the text index of 50,000 rows', () => {

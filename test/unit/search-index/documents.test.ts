@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DIALECTS, type SqlExecutor, type TableSchema } from '../../../src/connectors/index.js';
 import {
-  contentTables, cursorOf, existingKeysQuery, fieldValue, indexableProblem, indexRowOf, MAX_FIELD_CHARS, MAX_INDEX_TEXT_CHARS,
-  MAX_KEY_CHARS, pageQuery, rowId, tableId,
+  contentTables, cursorOf, existingKeysQuery, fieldValue, headingColumn, indexableProblem, indexRowOf, MAX_FIELD_CHARS,
+  MAX_INDEX_TEXT_CHARS, MAX_KEY_CHARS, pageQuery, rowId, tableId,
 } from '../../../src/search-index/documents.js';
 import { docsTable } from './support.js';
 
@@ -35,6 +35,22 @@ describe('indexRowOf', () => {
     expect(JSON.parse(indexed.fields)).toEqual(row);
     expect(indexed.rid).toBe(rowId('itb_1', '{"id":7}'));
     expect(indexed.rid).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('when a table has several text columns, then the first is the heading; with one, there is none', () => {
+    expect(headingColumn(table())).toBe('title');
+    expect(indexRowOf('itb_1', table(), row)!.head).toBe('Kettle');
+    expect(headingColumn(composite)).toBeNull();
+    expect(indexRowOf('itb_1', composite, { order_id: 1, line: 2, note: 'Gift wrap' })!.head).toBe('');
+  });
+
+  it('when the text columns change order, then the heading follows the first one and the row is written again', () => {
+    const swapped = table({ textColumns: ['body', 'title'] });
+    const before = indexRowOf('itb_1', table(), row)!;
+    const after = indexRowOf('itb_1', swapped, row)!;
+    expect(after.text).toBe('Descale it with vinegar\nKettle');
+    expect(after.head).toBe('Descale it with vinegar');
+    expect(after.hash).not.toBe(before.hash);
   });
 
   it('when the text changes, then both hashes change and the id stays', () => {

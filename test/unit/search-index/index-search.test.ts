@@ -39,10 +39,19 @@ const input = (changes: Partial<IndexSearchInput>): IndexSearchInput => ({
 });
 
 describe('searchIndex', () => {
+  it.each(['natural', 'semantic'] as const)('when the engine returns rows of equal score in any order (%s), then they rank by id, the same on every page', async (mode) => {
+    const tied: IndexHit[] = ['r3', 'r1', 'r9', 'r2'].map((rid) => ({ rid, src: 'itb_a', score: 1 }));
+    const best: IndexHit = { rid: 'r7', src: 'itb_a', score: 2 };
+    const { store } = fakeStore([...tied, best], [...tied, best]);
+    const vector = mode === 'semantic' ? new Float32Array([1, 0]) : null;
+    const result = await searchIndex(store, input({ mode, vector, window: 5 }));
+    expect(result.hits.map((h) => h.rid)).toEqual(['r7', 'r1', 'r2', 'r3', 'r9']);
+  });
+
   it('when a natural search runs, then every selected table is ranked by text and the page is cut to the window', async () => {
     const { store, calls } = fakeStore([...hits(3), ...hits(2, 'itb_b', 'n')].sort((a, b) => b.score - a.score), []);
     const result = await searchIndex(store, input({ window: 4, text: { words: 'kettle', exclude: ['tea'] } }));
-    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: COUNT_CAP + 1, query: { words: 'kettle', exclude: ['tea'] } }]);
+    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: COUNT_CAP + 1, query: { words: 'kettle', exclude: ['tea'], headings: true } }]);
     expect(result.hits).toHaveLength(4);
     expect(result).toMatchObject({ total: 5, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 3], ['db_2', 2]]));

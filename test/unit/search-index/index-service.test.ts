@@ -89,7 +89,7 @@ describe('runSchedule', () => {
     await service().runSchedule();
     const notes = (await tables.find(store.connection.id, 'notes'))!;
     const space = await store.index.ensureSpace(store.space);
-    await space.upsert([{ rid: rowId(notes.id, '{"id":1}'), src: notes.id, pk: '{"id":1}', hash: 'h', thash: 't', text: 'a note', fields: '{}' }]);
+    await space.upsert([{ rid: rowId(notes.id, '{"id":1}'), src: notes.id, pk: '{"id":1}', hash: 'h', thash: 't', text: 'a note', head: '', fields: '{}' }]);
 
     schema.set(store.connection.id, async () => [docsTable]);
     now += 31 * 60_000;

@@ -60,7 +60,7 @@ describe('spaces', () => {
     expect(await store.space(name)).not.toBeNull();
     const { lancedb } = await loadLance();
     const raw = await (await lancedb.connect(dir)).openTable(name);
-    expect((await raw.listIndices()).map((i) => `${i.columns.join(',')}:${i.indexType}`).sort()).toEqual(['rid:BTree', 'src:Bitmap', 'text:FTS']);
+    expect((await raw.listIndices()).map((i) => `${i.columns.join(',')}:${i.indexType}`).sort()).toEqual(['head:FTS', 'rid:BTree', 'src:Bitmap', 'text:FTS']);
     await store.dropSpace(name);
     expect(await store.space(name)).toBeNull();
   }, SLOW);
@@ -156,6 +156,45 @@ describe('searchText', () => {
     const all = await space.searchText({ words: 'kettle vinegar' }, { srcs: ['src_a', 'src_b'] }, 10);
     expect(await space.searchText({ words: 'kettle vinegar' }, { srcs: ['src_a', 'src_b'] }, 1)).toEqual([all[0]]);
     expect(await space.searchText({ words: 'kettle vinegar' }, { srcs: ['src_a', 'src_b'] }, 0)).toEqual([]);
+  }, SLOW);
+});
+
+describe('headings', () => {
+  const articles: TableSchema = {
+    name: 'articles', schema: null, primaryKey: ['id'], rowEstimate: 0, textColumns: ['title', 'body'], fullTextIndexes: [],
+    columns: [{ name: 'id', type: 'INTEGER', searchable: false }, { name: 'title', type: 'TEXT', searchable: true }, { name: 'body', type: 'TEXT', searchable: true }],
+  };
+  const article = (id: number, title: string, body: string) => indexRowOf('src_h', articles, { id, title, body })!;
+  // The same words once in each row's text: one in its title, one in its body only.
+  const rows = [
+    article(1, 'Notes from the workshop', 'A study of boundary layer separation on swept wings.'),
+    article(2, 'Boundary layer separation', 'Notes from a study on swept wings and a workshop.'),
+  ];
+
+  it('when the query words are in one row\'s title and only in the body of another, then the title ranks first; without headings they tie', async () => {
+    const { space } = await freshSpace();
+    await space.upsert(rows);
+    await space.optimize();
+    const ranked = await space.searchText({ words: 'boundary separation', headings: true }, { srcs: ['src_h'] }, 10);
+    expect(ranked.map((h) => h.rid)).toEqual([rows[1]!.rid, rows[0]!.rid]);
+    expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score);
+    const plain = await space.searchText({ words: 'boundary separation' }, { srcs: ['src_h'] }, 10);
+    expect(plain[0]!.score).toBeCloseTo(plain[1]!.score, 5);
+  }, SLOW);
+
+  it('when a space was made before rows had headings, then ensureSpace adds the heading column and its index, and search works on it', async () => {
+    const { lancedb, arrow } = await loadLance();
+    const name = spaceName('usr_legacy', 'test');
+    const connection = await lancedb.connect(dir);
+    const text = (field: string) => new arrow.Field(field, new arrow.Utf8(), true);
+    await connection.createEmptyTable(name, new arrow.Schema(['rid', 'src', 'pk', 'hash', 'thash', 'text', 'fields'].map(text)));
+    const space = await store.ensureSpace(name);
+    const legacy = await connection.openTable(name);
+    expect((await legacy.schema()).fields.map((f) => f.name)).toContain('head');
+    expect((await legacy.listIndices()).map((i) => i.columns.join(','))).toContain('head');
+    await space.upsert(rows);
+    await space.optimize();
+    expect(await space.searchText({ words: 'workshop', headings: true }, { srcs: ['src_h'] }, 10)).toHaveLength(2);
   }, SLOW);
 });
 
