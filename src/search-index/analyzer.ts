@@ -8,34 +8,18 @@ import { LRUCache } from 'lru-cache';
 import stem from 'wink-porter2-stemmer';
 import type { AnyWordQuery, QueryNode } from '../search/boolean-query.js';
 import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search/highlight.js';
-
-/**
- * Words an English analyzer drops from queries and rows (the Lucene/Tantivy English list), so they never make a
- * row match and are never marked.
- */
-const STOP_WORDS = new Set([
-  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of',
-  'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
-]);
+import { foldWord as fold, isFoldedStopWord, isStopWord } from '../search/stop-words.js';
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
-/** A word the index's analyzer drops (compared folded, as the index folds it). */
-export function isStopWord(word: string): boolean {
-  return STOP_WORDS.has(fold(word));
-}
-
-/** A word folded as the index folds it: lower case, accents removed. */
-function fold(word: string): string {
-  return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
-}
+export { isStopWord };
 
 /** The stems of a text's words, stop words left out (the query's terms as the index sees them). */
 export function queryStems(text: string): Set<string> {
   const stems = new Set<string>();
   for (const [word] of text.matchAll(WORD)) {
     const folded = fold(word);
-    if (folded && !STOP_WORDS.has(folded)) stems.add(stem(folded));
+    if (folded && !isFoldedStopWord(folded)) stems.add(stem(folded));
   }
   return stems;
 }
@@ -51,7 +35,7 @@ function stemOf(folded: string): string {
 
 function matches(word: string, stems: Set<string>): boolean {
   const folded = fold(word);
-  return !STOP_WORDS.has(folded) && stems.has(stemOf(folded));
+  return !isFoldedStopWord(folded) && stems.has(stemOf(folded));
 }
 
 /**

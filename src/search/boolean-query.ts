@@ -18,6 +18,7 @@
  * letters or digits (`:*`, `<->`, `!`, `';`) is no word at all. Only a boolean query whose every word is excluded is
  * refused (`excludedOnly`), because no engine can answer "everything except".
  */
+import { isStopWord } from './stop-words.js';
 
 /**
  * A node of the parsed query. `not` only appears directly under `and`, and an `and` has a positive child. `quoted`
@@ -273,7 +274,10 @@ export function anyWordQuery(root: QueryNode): AnyWordQuery {
   const positives = top.filter((node) => node.kind !== 'not');
   const required = positives.filter((node) => (node.kind === 'term' || node.kind === 'phrase') && node.quoted === true);
   // `a OR b` adds nothing when any word may match: its operands are optional items like any other.
-  const optional = positives.filter((node) => !required.includes(node)).flatMap((node) => (node.kind === 'or' ? node.children : [node]));
+  const optionalAll = positives.filter((node) => !required.includes(node)).flatMap((node) => (node.kind === 'or' ? node.children : [node]));
+  // Stop words ("a", "for") would match nearly every row; they count only in a query made of nothing else.
+  const content = optionalAll.filter((node) => !(node.kind === 'term' && node.quoted !== true && isStopWord(node.word)));
+  const optional = content.length > 0 || required.length > 0 ? content : optionalAll;
   const seen = new Set<string>();
   const items = [...optional, ...required].filter((node) => {
     const key = JSON.stringify(node).toLowerCase();

@@ -120,9 +120,17 @@ describe('anyWordQuery', () => {
   });
 
   it('when words are joined by punctuation or OR, or repeated, then they are optional items like any other, each once', () => {
-    const query = natural('e-mail a OR b Year year');
-    expect(query.items).toEqual([{ kind: 'phrase', words: ['e', 'mail'] }, term('a'), term('b'), term('Year')]);
+    const query = natural('e-mail x OR b Year year');
+    expect(query.items).toEqual([{ kind: 'phrase', words: ['e', 'mail'] }, term('x'), term('b'), term('Year')]);
     expect(query.required).toEqual([]);
+  });
+
+  it('when the query holds stop words, then they are left out, unless they are all it has or are quoted', () => {
+    expect(natural('headphones for a flight').items).toEqual([term('headphones'), term('flight')]);
+    expect(natural('to be or not').items).toEqual([term('to'), term('be'), term('or'), term('not')]);
+    const quoted = natural('"the" band');
+    expect(quoted.items).toEqual([term('band'), { ...term('the'), quoted: true }]);
+    expect(quoted.required).toEqual([{ ...term('the'), quoted: true }]);
   });
 
   it('when the query is one word, then that word is the whole condition', () => {
