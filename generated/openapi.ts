@@ -977,9 +977,11 @@ export interface paths {
          *     **From Quarry's index.** Every connected table with a primary key and text columns is synced into Quarry's
          *     own search index (see the Indexing operations), and searches read it without touching your databases:
          *     - `natural`: the query's words, any of which may match (`-word` excludes), ranked by BM25 over the rows'
-         *       text, stemmed and without stop words. One index per user and environment holds every database's rows, so
-         *       a word is as rare whichever database holds it and the federated ranking is the one a single index over all
-         *       the data would give (`approximate` false). Quotes group words but are not matched as adjacent phrases.
+         *       text, stemmed and without stop words; a word found in the row's heading (its first text column, when it
+         *       has several: a title, a name) counts extra. One index per user and environment holds every database's
+         *       rows, so a word is as rare whichever database holds it and the federated ranking is the one a single index
+         *       over all the data would give (`approximate` false). The words of a quoted phrase are all required, though
+         *       not matched as adjacent (`live: true` or `boolean` mode matches exact phrases).
          *     - `semantic`: rows ranked by meaning: the query is embedded and compared with the vectors of tables whose
          *       semantic search is on (`updateIndexedTable`); `score` is the cosine similarity (rows below 0.2 are not
          *       matches). A `semantic` search none of whose selected tables is searched by meaning is 409
