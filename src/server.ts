@@ -8,7 +8,7 @@ import { releaseModels, setupModels } from './models/index.js';
 import { createRateLimitStore } from './rate-limit/index.js';
 import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
 import { RedisOutageLog } from './lib/redis-outage.js';
-import { verifyCredentialsKey } from './services/credentials-check.js';
+import { verifyCredentialsKey } from './crypto/credentials-check.js';
 import { createServices, type Services } from './services/index.js';
 import { settingRepository } from './repositories/setting-repository.js';
 import { createMigrator } from './store/migrator.js';

@@ -13,9 +13,9 @@ import { indexJobRepository } from '../repositories/index-job-repository.js';
 import { indexTableRepository } from '../repositories/index-table-repository.js';
 import { IndexStore } from './index-store.js';
 import { IndexJobRunner } from './job-runner.js';
-import { IndexService } from './index-service.js';
+import { IndexService } from '../services/indexing/index-service.js';
 
-export { IndexService, findTable } from './index-service.js';
+export { IndexService, findTable } from '../services/indexing/index-service.js';
 export { IndexStore, spaceName } from './index-store.js';
 
 /**
