@@ -6,8 +6,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import stem from 'wink-porter2-stemmer';
-import type { AnyWordQuery, QueryNode } from '../search/boolean-query.js';
-import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search/highlight.js';
+import type { AnyWordQuery, QueryNode } from '../sql-search/boolean-query.js';
+import { cut, escapeHtml, LEAD_CHARS, textOf } from '../sql-search/highlight.js';
 
 /**
  * Words an English analyzer drops from queries and rows (the Lucene/Tantivy English list), so they never make a

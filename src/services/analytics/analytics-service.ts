@@ -7,7 +7,7 @@ import { bucketRange } from '../../repositories/time-buckets.js';
 import { resolveRange, type AnalyticsRange, type RangeQuery } from './analytics-range.js';
 import type { UserCaller } from '../callers.js';
 import type { PlanService } from '../accounts/plan-service.js';
-import { findCachedTable } from '../../search/fulltext-statements.js';
+import { findCachedTable } from '../../sql-search/fulltext-statements.js';
 import { buildInsights, type InsightFacts, type UnindexedDatabaseFacts } from './insights.js';
 
 type Schemas = components['schemas'];

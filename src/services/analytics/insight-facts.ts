@@ -4,7 +4,7 @@ import type { TierName } from '../../rate-limit/tiers.js';
 import { SLOW_SEARCH_MS } from '../../repositories/search-rollups.js';
 import type { QueryStats, SearchTotals } from '../../repositories/search-stats-repository.js';
 import type { AnalyticsRange } from './analytics-range.js';
-import type { UnindexedTableHint } from '../../search/fulltext-statements.js';
+import type { UnindexedTableHint } from '../../sql-search/fulltext-statements.js';
 
 type Engine = components['schemas']['DatabaseEngine'];
 export type DashboardInsight = components['schemas']['DashboardResponse']['data']['insights'][number];

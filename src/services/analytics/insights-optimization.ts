@@ -1,6 +1,6 @@
 /** optimizationInsights rule: tables searched without a full-text index, with the statement that adds one. */
 import type { components } from '../../../generated/openapi.js';
-import { effortOf, fullTextIndexStatement } from '../../search/fulltext-statements.js';
+import { effortOf, fullTextIndexStatement } from '../../sql-search/fulltext-statements.js';
 import { confidence, level, searchesN, weightOf, type Finding, type InsightFacts, type UnindexedDatabaseFacts } from './insight-facts.js';
 
 type OptimizationInsight = components['schemas']['Insights']['optimizationInsights'][number];

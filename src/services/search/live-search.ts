@@ -1,5 +1,5 @@
 /**
- * The live path of searchDatabases: tables answered by their own database's full-text search (src/search) rather
+ * The live path of searchDatabases: tables answered by their own database's full-text search (src/sql-search) rather
  * than by Quarry's index — tables not synced yet, connections with indexing off, boolean mode, a `columns`
  * selection, or a caller who asks for live results. Each database is searched within the search's deadline; a
  * failing or slow one is reported and never fails the search.
@@ -7,13 +7,13 @@
 import { isConnectorError, type SqlExecutor } from '../../connectors/index.js';
 import { AppError } from '../../errors/app-error.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
-import { tableQueries } from '../../search/queries.js';
-import { firstPossiblePosition } from '../../search/rrf.js';
-import { loadSearchSchema, SCHEMA_TTL_MS, type SearchSchema } from '../../search/schema-catalog.js';
-import { plainValue } from '../../search/sql-common.js';
-import { chooseTargets, type TargetFilters } from '../../search/targets.js';
+import { tableQueries } from '../../sql-search/queries.js';
+import { firstPossiblePosition } from '../../sql-search/rrf.js';
+import { loadSearchSchema, SCHEMA_TTL_MS, type SearchSchema } from '../../sql-search/schema-catalog.js';
+import { plainValue } from '../../sql-search/sql-common.js';
+import { chooseTargets, type TargetFilters } from '../../sql-search/targets.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
-import type { CompiledQuery, RankedRow, SearchTarget, TableQueries, TableRanking } from '../../search/types.js';
+import type { CompiledQuery, RankedRow, SearchTarget, TableQueries, TableRanking } from '../../sql-search/types.js';
 import type { DatabaseService } from '../databases/database-service.js';
 
 type SafeError = { code: string; message: string };

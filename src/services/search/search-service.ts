@@ -21,10 +21,10 @@ import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../
 import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
 import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
 import type { ResultCache } from './result-cache.js';
-import { decodeCursor, encodeCursor, searchFingerprint } from '../../search/cursor.js';
-import { compileQuery } from '../../search/queries.js';
-import { fuse, type Ranked } from '../../search/rrf.js';
-import type { CompiledQuery, HitDetail as LiveDetail, RankedRow } from '../../search/types.js';
+import { decodeCursor, encodeCursor, searchFingerprint } from '../../sql-search/cursor.js';
+import { compileQuery } from '../../sql-search/queries.js';
+import { fuse, type Ranked } from '../../sql-search/rrf.js';
+import type { CompiledQuery, HitDetail as LiveDetail, RankedRow } from '../../sql-search/types.js';
 import { indexTextQuery, queryStems } from '../../search-index/analyzer.js';
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
 import { hitDetails, searchIndex, type HitDetail, type IndexedSource, type IndexSearchResult } from '../../search-index/index-search.js';
@@ -136,7 +136,7 @@ export class SearchService {
     if (excludedOnly && mode !== 'semantic') throw invalid('/query', 'needs at least one word that is not excluded (-word): nothing can match only exclusions');
     const limit = request.limit ?? DEFAULT_LIMIT;
     const semanticRatio = request.semanticRatio ?? DEFAULT_SEMANTIC_RATIO;
-    // A publishable key searches only its own databases and tables (publishable-keys.ts).
+    // A publishable key searches only its own databases and tables (services/keys/publishable-keys.ts).
     const scope = searchScope(caller.key, request);
     request = { ...request, tables: scope.tables };
     const { records, all: everyConnection } = await this.selectConnections(caller, scope.databases, scope.keyDefault);

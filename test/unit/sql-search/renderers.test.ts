@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery, type QueryNode } from '../../../src/search/boolean-query.js';
-import { anyTermTsquery, fts5ColumnFilter, toFts5, toMysqlBoolean, toTsquery } from '../../../src/search/renderers.js';
+import { parseQuery, type QueryNode } from '../../../src/sql-search/boolean-query.js';
+import { anyTermTsquery, fts5ColumnFilter, toFts5, toMysqlBoolean, toTsquery } from '../../../src/sql-search/renderers.js';
 
 const root = (text: string) => parseQuery(text, { grouping: true }).root!;
 const hostileTree: QueryNode = {

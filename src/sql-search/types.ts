@@ -1,4 +1,4 @@
-/** Shapes shared by the search layer (src/search): what is searched, how, and what comes back per table. */
+/** Shapes shared by the SQL search engine (src/sql-search): what is searched, how, and what comes back per table. */
 import type { Engine, FullTextIndexInfo, SqlExecutor } from '../connectors/index.js';
 import type { AnyWordQuery, PositiveTerm, QueryNode } from './boolean-query.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addText, didYouMean, editDistance, mergeVocabularies, type Vocabulary } from '../../../src/search/vocabulary.js';
+import { addText, didYouMean, editDistance, mergeVocabularies, type Vocabulary } from '../../../src/sql-search/vocabulary.js';
 
 const vocabulary = (): Vocabulary => {
   const v: Vocabulary = new Map();

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { assertReadOnlySql, DIALECTS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../../../src/search/queries.js';
-import type { SearchTarget } from '../../../src/search/types.js';
-import type { QueryNode } from '../../../src/search/boolean-query.js';
-import { toTsquery } from '../../../src/search/renderers.js';
-import { candidateItems, LIVE_RANK_CANDIDATES, MAX_CANDIDATE_LISTS } from '../../../src/search/sql-common.js';
-import { withoutAdjacency } from '../../../src/search/sql-postgres.js';
+import { compileQuery, tableQueries } from '../../../src/sql-search/queries.js';
+import type { SearchTarget } from '../../../src/sql-search/types.js';
+import type { QueryNode } from '../../../src/sql-search/boolean-query.js';
+import { toTsquery } from '../../../src/sql-search/renderers.js';
+import { candidateItems, LIVE_RANK_CANDIDATES, MAX_CANDIDATE_LISTS } from '../../../src/sql-search/sql-common.js';
+import { withoutAdjacency } from '../../../src/sql-search/sql-postgres.js';
 
 const table = `we"ird ta\`ble's [x]`;
 const column = `ti"tle \`x\` ?`;
@@ -116,7 +116,7 @@ describe('statement builders', () => {
 
 describe('likePattern', () => {
   it("when the text holds LIKE's own characters, then they are escaped with '!' and the text is lower case", async () => {
-    const { likePattern } = await import('../../../src/search/sql-like.js');
+    const { likePattern } = await import('../../../src/sql-search/sql-like.js');
     expect(likePattern('100%_Off!')).toBe('%100!%!_off!!%');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { components } from '../../../generated/openapi.js';
-import { findCachedTable, fullTextIndexStatement } from '../../../src/search/fulltext-statements.js';
+import { findCachedTable, fullTextIndexStatement } from '../../../src/sql-search/fulltext-statements.js';
 
 type TableSchema = components['schemas']['TableSchema'];
 
