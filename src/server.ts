@@ -9,7 +9,7 @@ import { createRateLimitStore } from './rate-limit/index.js';
 import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
 import { RedisOutageLog } from './lib/redis-outage.js';
 import { verifyCredentialsKey } from './crypto/credentials-check.js';
-import { createServices, type Services } from './services/index.js';
+import { createServices, type Services } from './composition.js';
 import { settingRepository } from './repositories/setting-repository.js';
 import { createMigrator } from './store/migrator.js';
 import { createSequelize } from './store/sequelize.js';

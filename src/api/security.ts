@@ -1,6 +1,6 @@
 import type { Context } from 'openapi-backend';
 import { AppError } from '../errors/app-error.js';
-import type { Services } from '../services/index.js';
+import type { Services } from '../composition.js';
 import type { HandlerEnv } from './types.js';
 import { looksLikeApiKey } from '../services/keys/api-key-secrets.js';
 

@@ -20,3 +20,13 @@ export const PLAN_LIMITS: Readonly<Record<TierName, Readonly<PlanLimits>>> = Obj
   pro: Object.freeze({ databasesPerSearch: 10, sqliteFileBytes: 500 * MiB, sqliteFolderBytes: 5 * 1024 * MiB }),
   enterprise: Object.freeze({ databasesPerSearch: 25, sqliteFileBytes: 5 * 1024 * MiB, sqliteFolderBytes: 50 * 1024 * MiB }),
 });
+
+/**
+ * Rows of one table the search index holds, by the owner's plan (issue 27). Rows past the limit, in primary key order,
+ * are left out and the table says so (`truncated`).
+ */
+export const INDEX_ROWS_PER_TABLE: Readonly<Record<TierName, number>> = Object.freeze({
+  free: 10_000,
+  pro: 100_000,
+  enterprise: 1_000_000,
+});

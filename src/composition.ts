@@ -1,52 +1,64 @@
+/**
+ * The composition root: the one place that makes Quarry's services, and the search index they share, from the
+ * infrastructure the server built (store, Redis, rate-limit store, invalidation bus). Every `new` of a service is
+ * here; handlers reach services only through what `createServices` returns. Wiring only: no rule of the domain lives
+ * in this file.
+ */
 import { createHmac } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
-import type { Config } from '../config/config.js';
-import type { Logger } from '../lib/logger.js';
-import type { RateLimitStore } from '../rate-limit/index.js';
-import { apiKeyRepository } from '../repositories/api-key-repository.js';
-import { databaseConnectionRepository } from '../repositories/database-connection-repository.js';
-import { requestUsageRepository } from '../repositories/request-usage-repository.js';
-import { searchRecordRepository } from '../repositories/search-record-repository.js';
-import { searchStatsRepository } from '../repositories/search-stats-repository.js';
-import { sessionRepository } from '../repositories/session-repository.js';
-import { userRepository } from '../repositories/user-repository.js';
-import { violationRepository } from '../repositories/violation-repository.js';
-import { isRowRejected } from '../store/failures.js';
-import type { Migrator } from '../store/migrator.js';
-import type { InvalidationBus } from '../lib/invalidation-bus.js';
-import { RedisOutageLog } from '../lib/redis-outage.js';
-import { AccountCache } from './accounts/account-cache.js';
-import { KeyCache } from './keys/key-cache.js';
-import { KeyUsageCache } from './rate-limit/key-usage-cache.js';
-import { HistoryCache } from './search/history-cache.js';
-import { PoolManager } from '../connectors/index.js';
-import { AccountsService } from './accounts/accounts-service.js';
-import { AdminAnalyticsService } from './analytics/admin-analytics-service.js';
-import { AnalyticsExporter } from './analytics/analytics-export.js';
-import { AnalyticsService } from './analytics/analytics-service.js';
-import { DatabaseService } from './databases/database-service.js';
-import { ApiKeyService } from './keys/api-key-service.js';
-import { HealthService } from './health/health-service.js';
-import { KeyUsageService } from './keys/key-usage-service.js';
-import { LimitsService } from './rate-limit/limits-service.js';
-import { MigrationService } from './management/migration-service.js';
-import { PlanService } from './accounts/plan-service.js';
-import { RateLimitService } from './rate-limit/rate-limit-service.js';
-import { RetentionService } from './analytics/retention-service.js';
-import { SearchHistoryService, type History } from './search/search-history-service.js';
-import { SearchRecorder } from './search/search-recorder.js';
-import { SearchService } from './search/search-service.js';
-import { SqliteFileService } from './databases/sqlite-file-service.js';
-import { SuggestionService } from './search/suggestion-service.js';
-import { MemoryResultCache, NoResultCache } from './search/result-cache.js';
-import { RedisResultCache } from './search/result-cache-redis.js';
-import { searchSuggestionRepository } from '../repositories/search-suggestion-repository.js';
-import { TokenService } from './accounts/token-service.js';
-import { UsageRecorder } from './rate-limit/usage-recorder.js';
-import { ViolationRecorder } from './rate-limit/violation-recorder.js';
-import { createEmbeddingProvider, EmbeddingError, type EmbeddingProvider } from '../embeddings/index.js';
-import { AppError } from '../errors/app-error.js';
-import { createSearchIndex } from '../search-index/index.js';
+import type { Config } from './config/config.js';
+import type { Logger } from './lib/logger.js';
+import type { RateLimitStore, TierName } from './rate-limit/index.js';
+import { apiKeyRepository } from './repositories/api-key-repository.js';
+import { databaseConnectionRepository } from './repositories/database-connection-repository.js';
+import { requestUsageRepository } from './repositories/request-usage-repository.js';
+import { searchRecordRepository } from './repositories/search-record-repository.js';
+import { searchStatsRepository } from './repositories/search-stats-repository.js';
+import { sessionRepository } from './repositories/session-repository.js';
+import { userRepository } from './repositories/user-repository.js';
+import { violationRepository } from './repositories/violation-repository.js';
+import { isRowRejected } from './store/failures.js';
+import type { Migrator } from './store/migrator.js';
+import type { InvalidationBus } from './lib/invalidation-bus.js';
+import { RedisOutageLog } from './lib/redis-outage.js';
+import { AccountCache } from './services/accounts/account-cache.js';
+import { KeyCache } from './services/keys/key-cache.js';
+import { KeyUsageCache } from './services/rate-limit/key-usage-cache.js';
+import { HistoryCache } from './services/search/history-cache.js';
+import { PoolManager } from './connectors/index.js';
+import { AccountsService } from './services/accounts/accounts-service.js';
+import { AdminAnalyticsService } from './services/analytics/admin-analytics-service.js';
+import { AnalyticsExporter } from './services/analytics/analytics-export.js';
+import { AnalyticsService } from './services/analytics/analytics-service.js';
+import { DatabaseService } from './services/databases/database-service.js';
+import { ApiKeyService } from './services/keys/api-key-service.js';
+import { HealthService } from './services/health/health-service.js';
+import { KeyUsageService } from './services/keys/key-usage-service.js';
+import { LimitsService } from './services/rate-limit/limits-service.js';
+import { MigrationService } from './services/management/migration-service.js';
+import { PlanService } from './services/accounts/plan-service.js';
+import { RateLimitService } from './services/rate-limit/rate-limit-service.js';
+import { RetentionService } from './services/analytics/retention-service.js';
+import { SearchHistoryService, type History } from './services/search/search-history-service.js';
+import { SearchRecorder } from './services/search/search-recorder.js';
+import { SearchService } from './services/search/search-service.js';
+import { SqliteFileService } from './services/databases/sqlite-file-service.js';
+import { SuggestionService } from './services/search/suggestion-service.js';
+import { MemoryResultCache, NoResultCache } from './services/search/result-cache.js';
+import { RedisResultCache } from './services/search/result-cache-redis.js';
+import { searchSuggestionRepository } from './repositories/search-suggestion-repository.js';
+import { TokenService } from './services/accounts/token-service.js';
+import { UsageRecorder } from './services/rate-limit/usage-recorder.js';
+import { ViolationRecorder } from './services/rate-limit/violation-recorder.js';
+import { createEmbeddingProvider, EmbeddingError, type EmbeddingProvider } from './embeddings/index.js';
+import { AppError } from './errors/app-error.js';
+import { indexJobRepository } from './repositories/index-job-repository.js';
+import { indexTableRepository } from './repositories/index-table-repository.js';
+import { IndexStore } from './search-index/index-store.js';
+import { IndexJobRunner } from './search-index/job-runner.js';
+import { INDEX_ROWS_PER_TABLE } from './services/accounts/plan-limits.js';
+import { IndexSchedule } from './services/indexing/index-schedule.js';
+import { IndexService } from './services/indexing/index-service.js';
 
 export interface Infrastructure {
   config: Config;
@@ -134,14 +146,10 @@ export function createServices(infra: Infrastructure) {
     onSourceReplaced: (record) => searchIndex.service.sourceReplaced(record).catch((error: unknown) => logger.warn({ err: error }, 'search index upkeep failed')),
     log: (level, message, context) => logger[level](context, message),
   });
-  // The search index (issue 27): every connected table synced into Quarry's own index in the background.
-  const searchIndex = createSearchIndex({
-    config,
-    logger,
-    provider: embeddings,
-    databases,
-    connections: databaseConnectionRepository,
-    planOf: (userId) => plans.planOf(userId),
+  // The search index (issue 27): every connected table synced into Quarry's own index in the background (when
+  // connected, on demand, and on each connection's schedule); natural, semantic and hybrid search read it.
+  const searchIndex = wireSearchIndex({
+    config, logger, embeddings, databases, planOf: (userId) => plans.planOf(userId),
     onIndexChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
     now,
   });
@@ -249,3 +257,52 @@ export function createServices(infra: Infrastructure) {
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/**
+ * The index's store, job runner, Indexing service and schedule; `start` once the server is up, `stop` before the
+ * store closes.
+ */
+function wireSearchIndex(deps: {
+  config: Config;
+  logger: Logger;
+  embeddings: EmbeddingProvider;
+  databases: DatabaseService;
+  planOf(userId: string): Promise<TierName>;
+  onIndexChanged(databaseId: string): void;
+  now?: () => number;
+}) {
+  const { config, logger, embeddings, databases, onIndexChanged, now } = deps;
+  const store = new IndexStore({ uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000 });
+  const runner = new IndexJobRunner({
+    jobs: indexJobRepository,
+    tables: indexTableRepository,
+    store,
+    provider: embeddings,
+    findConnection: (id) => databaseConnectionRepository.findById(id),
+    executorFor: (record) => databases.executorFor(record),
+    tablesOf: (record) => databases.tablesOf(record),
+    logger,
+    onSynced: (connectionId) => onIndexChanged(connectionId),
+    maxActive: config.index.maxJobs,
+    sync: { queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000) },
+    now,
+  });
+  const syncing = config.index.sync;
+  const service = new IndexService({
+    owned: (userId, databaseId) => databases.owned(userId, databaseId),
+    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
+    rowLimit: async (userId) => INDEX_ROWS_PER_TABLE[await deps.planOf(userId)],
+    connections: databaseConnectionRepository,
+    tables: indexTableRepository,
+    jobs: indexJobRepository,
+    store,
+    // A process that does not sync leaves queued jobs to those that do.
+    runner: syncing ? runner : { pump: async () => undefined, abort: () => undefined, abortConnection: () => undefined },
+    providerId: embeddings.id,
+    onIndexChanged,
+    onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
+    now,
+  });
+  const schedule = new IndexSchedule({ runner, service, store, syncing, logger });
+  return { store, runner, service, start: () => schedule.start(), stop: () => schedule.stop() };
+}
