@@ -2,6 +2,8 @@ import type { components } from '../../../generated/openapi.js';
 import { newId } from '../../lib/ids.js';
 import type { SearchRecordRepository, SearchRecordRow, UnindexedTable } from '../../repositories/search-record-repository.js';
 import { BatchWriter } from '../../lib/batch-writer.js';
+import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
+import type { KeyCaller } from '../callers.js';
 
 /** What the search service reports once per search (POST /api/v1/search). */
 export interface SearchRecordInput {
@@ -19,6 +21,34 @@ export interface SearchRecordInput {
   /** Tables read without a full-text index (the search fell back to a bounded scan). */
   unindexedTables: UnindexedTable[] | null;
   createdAt: Date;
+}
+
+/**
+ * What one answered search records: who searched what, on which databases and tables, how many rows matched and how
+ * long the caller waited, whether every database answered, and which tables were read without a full-text index.
+ */
+export function searchRecordOf(
+  caller: KeyCaller,
+  data: components['schemas']['SearchResponse']['data'],
+  records: DatabaseConnectionRecord[],
+  tables: string[],
+  status: SearchRecordInput['status'],
+  at: number,
+): SearchRecordInput {
+  return {
+    userId: caller.user.id,
+    keyId: caller.key.id,
+    // Neither store keeps NUL in text (and one such row would fail the whole batch).
+    query: data.query.replace(/\u0000/g, ''),
+    searchMode: data.searchMode,
+    databases: records.map((r) => r.id),
+    tables,
+    resultCount: data.total,
+    responseTimeMs: data.tookMs,
+    status,
+    unindexedTables: data.unindexedTables.length > 0 ? data.unindexedTables : null,
+    createdAt: new Date(at),
+  };
 }
 
 export interface SearchRecorderDeps {
