@@ -1,10 +1,13 @@
 /**
- * Layer rules checked by `npm run lint:deps` (part of `npm test`). The domain (services, repositories, engines,
- * connectors, the store and the shared lower layers) never sees the web: only src/api, src/http and src/handlers
- * know Koa, openapi-backend, statuses and headers. No module of src takes part in an import cycle.
+ * Layer rules checked by `npm run lint:deps` (part of `npm test`); docs/architecture.md draws them. The domain
+ * (services, repositories, engines, connectors, the store and the shared lower layers, and the composition root that
+ * wires them) never sees the web: only src/api, src/http and src/handlers know Koa, openapi-backend, statuses and
+ * headers. Below the services nothing reaches back up into them. No module of src takes part in an import cycle.
  * @type {import('dependency-cruiser').IConfiguration}
  */
-const domain = '^src/(services|repositories|search|semantic|connectors|rate-limit|store|models|index|errors|lib|config|crypto)/';
+/** What the services stand on: repositories, models, the store, the two search engines, connectors and shared code. */
+const belowServices = '^src/(repositories|models|store|sql-search|search-index|embeddings|connectors|rate-limit|errors|lib|config|crypto)/';
+const domain = `^src/services/|${belowServices}|^src/composition[.]ts$`;
 
 module.exports = {
   forbidden: [
@@ -20,7 +23,15 @@ module.exports = {
       severity: 'error',
       comment: 'Koa and openapi-backend belong to the web layer (src/api, src/http, src/handlers, src/app.ts).',
       from: { path: domain },
-      to: { path: '^node_modules/(koa|koa-[^/]+|@koa/[^/]+|openapi-backend)/' },
+      // Not anchored: a worktree whose node_modules is a link resolves packages to another checkout's node_modules.
+      to: { path: '(^|/)node_modules/(koa|koa-[^/]+|@koa/[^/]+|openapi-backend)/' },
+    },
+    {
+      name: 'engines-not-to-services',
+      severity: 'error',
+      comment: 'Engines, repositories and connectors are called by services with plain arguments; they never call a service back.',
+      from: { path: belowServices },
+      to: { path: '^src/(services/|composition[.]ts$)' },
     },
     {
       name: 'no-circular',

@@ -1,6 +1,6 @@
 /**
  * Issue 27's live path: verbose 8-word natural queries (deterministic, built from corpus rows) through Quarry's own
- * statement builders (src/search) against each engine directly, and each engine's own naive any-word ranking of every
+ * statement builders (src/sql-search) against each engine directly, and each engine's own naive any-word ranking of every
  * match in the same run, on the 100,000-row standard corpus: PostgreSQL with a GIN expression index, PostgreSQL with a
  * stored tsvector column, MariaDB FULLTEXT, SQLite FTS5, and the LIKE fallback on each engine.
  *
@@ -19,11 +19,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createExecutor, type PooledExecutor } from '../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../src/search/queries.js';
-import { loadSearchSchema } from '../src/search/schema-catalog.js';
-import { FALLBACK_SCAN_ROWS, LIVE_RANK_CANDIDATES } from '../src/search/sql-common.js';
-import { chooseTargets } from '../src/search/targets.js';
-import type { SearchTarget } from '../src/search/types.js';
+import { compileQuery, tableQueries } from '../src/sql-search/queries.js';
+import { loadSearchSchema } from '../src/sql-search/schema-catalog.js';
+import { FALLBACK_SCAN_ROWS, LIVE_RANK_CANDIDATES } from '../src/sql-search/sql-common.js';
+import { chooseTargets } from '../src/sql-search/targets.js';
+import type { SearchTarget } from '../src/sql-search/types.js';
 import {
   articles as corpusArticles, benchMysqlUrl, benchPgUrl, CORPUS_DIR, CORPUS_ROWS, ensureCorpus, ensureMysqlArticles,
   ensurePostgresArticles, ensurePostgresDatabase, ensurePostgresStoredArticles, ensureSqliteArticles, SQLITE_FILE,

@@ -9,7 +9,7 @@
  *   to plan without parallel workers (BENCH_PG_PARALLEL_WORKERS=server keeps PostgreSQL's setting; see below why).
  * - Quarry runs as its own process with the result cache off (SEARCH_CACHE_TTL_MS=0) and a key whose limits are far
  *   above the load, so every request searches and none is refused; each request takes the next query of the set.
- * - "direct" runs the statement Quarry's builder makes for the same query (src/search) with a pg Pool of the same size
+ * - "direct" runs the statement Quarry's builder makes for the same query (src/sql-search) with a pg Pool of the same size
  *   as Quarry's (5), from the same load loop (node:http with keep-alive for Quarry), so the difference is Quarry:
  *   HTTP, auth, rate limit, validation, the read-only transaction around the statement, merging and JSON.
  * Latency is measured one request at a time with the two paths back to back on the same query (so both see the same

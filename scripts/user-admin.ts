@@ -11,7 +11,7 @@ import { createLogger } from '../src/lib/logger.js';
 import { isTierName } from '../src/rate-limit/index.js';
 import type { UserRecord } from '../src/repositories/user-repository.js';
 import { startServer } from '../src/server.js';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/composition.js';
 
 const [command, email, value] = process.argv.slice(2);
 const usage = 'usage: npm run user -- disable|enable <email> | role <email> admin|user | plan <email> free|pro|enterprise | plans';

@@ -11,7 +11,7 @@ import { requestId } from './http/request-id.js';
 import { usageLog } from './http/usage-log.js';
 import { contractMethods } from './lib/contract.js';
 import { accessLogger, type Logger } from './lib/logger.js';
-import type { Services } from './services/index.js';
+import type { Services } from './composition.js';
 
 export interface QuarryApp {
   koa: Koa;

@@ -3,7 +3,7 @@ import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { AppError, notImplemented } from '../errors/app-error.js';
 import { successBody } from '../http/envelope.js';
 import { loadContract } from '../lib/contract.js';
-import type { Services } from '../services/index.js';
+import type { Services } from '../composition.js';
 import { handlers as operationHandlers } from '../handlers/index.js';
 import { assertMediaType } from './media-type.js';
 import { enforcePolicies } from './policies.js';

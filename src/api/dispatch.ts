@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
-import type { Services } from '../services/index.js';
+import type { Services } from '../composition.js';
 import type { ApiResponse } from './backend.js';
 import type { HandlerEnv, RequestState } from './types.js';
 

@@ -1,9 +1,9 @@
 import type { Context } from 'openapi-backend';
 import { AppError } from '../errors/app-error.js';
-import { hasPermission } from '../services/api-key-service.js';
+import { hasPermission } from '../services/keys/api-key-service.js';
 import type { KeyCaller, UserCaller } from '../services/callers.js';
-import type { OperationLimit } from '../services/limits-service.js';
-import { checkKeyUse } from '../services/publishable-keys.js';
+import type { OperationLimit } from '../services/rate-limit/limits-service.js';
+import { checkKeyUse } from '../services/keys/publishable-keys.js';
 import type { HandlerEnv } from './types.js';
 
 type Permission = 'search' | 'analytics' | 'admin';

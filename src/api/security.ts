@@ -1,8 +1,8 @@
 import type { Context } from 'openapi-backend';
 import { AppError } from '../errors/app-error.js';
-import type { Services } from '../services/index.js';
+import type { Services } from '../composition.js';
 import type { HandlerEnv } from './types.js';
-import { looksLikeApiKey } from '../services/api-key-secrets.js';
+import { looksLikeApiKey } from '../services/keys/api-key-secrets.js';
 
 /** The bearer token of the request, or null when there is none. */
 function bearer(c: Context): string | null {

@@ -3,7 +3,7 @@ import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/openapi.js';
 import type { KeyCaller } from '../services/callers.js';
 import type { RateLimitWindow } from '../rate-limit/decision.js';
-import type { Services } from '../services/index.js';
+import type { Services } from '../composition.js';
 
 export type OperationId = keyof operations;
 

@@ -7,7 +7,7 @@
  *
  * Ending the transaction in the same round trip matters beyond the round trip it saves: the connection is free the
  * moment the rows are in, so the pool hands the next search the same, warm server process. A COMMIT sent afterwards
- * kept the connection busy, and each search took a different backend (350 to 480 us more per query, measured).
+ * kept the connection busy, and each search took a different, cold backend.
  *
  * It extends pg's Query (pg 8: `prepare(connection)` sends the statement's Parse/Bind/Describe, then `_getRows`
  * its Execute and Sync); the integration tests (connectors-postgres) check the transaction, the timeout and the

@@ -1,6 +1,6 @@
 /** Docs tag: the API reference page and the contract it renders. */
 import type { RawReply } from '../api/types.js';
-import { contractJson, contractYaml, redocScript, referencePage } from '../services/docs-service.js';
+import { contractJson, contractYaml, redocScript, referencePage } from '../services/docs/docs-service.js';
 
 /**
  * Only what Redoc needs: its script from this origin, the contract from this origin, its search worker from a

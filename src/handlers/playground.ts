@@ -1,6 +1,6 @@
 /** Playground tag: the search playground page and its two files. */
 import type { RawReply } from '../api/types.js';
-import { playgroundAsset } from '../services/playground-service.js';
+import { playgroundAsset } from '../services/playground/playground-service.js';
 
 /**
  * Only this origin's script, style and API; no inline script or style; and no HTML built from strings (Trusted

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { RequestState } from '../api/types.js';
 import type { Logger } from '../lib/logger.js';
-import type { UsageRecorder } from '../services/usage-recorder.js';
+import type { UsageRecorder } from '../services/rate-limit/usage-recorder.js';
 
 /** Access log line for every request, and a usage count for every API-key request (see UsageRecorder). */
 export function usageLog(logger: Logger, recorder: UsageRecorder, now: () => number): Middleware {

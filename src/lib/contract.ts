@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
-import { findUp } from '../lib/find-up.js';
+import { findUp } from './find-up.js';
 
 /** openapi.yaml, found from src/ (tsx, vitest) and from dist/src/ alike. */
 export function contractPath(): string {

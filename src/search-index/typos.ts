@@ -7,7 +7,7 @@
  * replaces it in the query. The answer lists each correction.
  */
 import stem from 'wink-porter2-stemmer';
-import { editDistance } from '../search/vocabulary.js';
+import { editDistance } from '../sql-search/vocabulary.js';
 import { isStopWord } from './analyzer.js';
 import { type IndexSpace, MAX_TOKEN_BYTES, type SearchScope, type TextQuery } from './index-store.js';
 

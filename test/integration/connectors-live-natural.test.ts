@@ -1,5 +1,5 @@
 /**
- * The live path's search statements (src/search, issue 27) run on real engines: PostgreSQL with a GIN expression
+ * The live path's search statements (src/sql-search, issue 27) run on real engines: PostgreSQL with a GIN expression
  * index and with a stored tsvector column, MariaDB FULLTEXT, SQLite FTS5, and the LIKE fallback on each. Natural mode:
  * any word may match, quoted items are required and excluded ones left out, and a ranking that considers at most
  * `bound` candidates says so (approximate) when more rows matched. Boolean mode keeps requiring every word. The same
@@ -11,10 +11,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../src/connectors/executor.js';
 import type { ConnectionSettings, PooledExecutor } from '../../src/connectors/types.js';
-import { compileQuery, tableQueries } from '../../src/search/queries.js';
-import { loadSearchSchema } from '../../src/search/schema-catalog.js';
-import { chooseTargets } from '../../src/search/targets.js';
-import type { SearchTarget, TableRanking } from '../../src/search/types.js';
+import { compileQuery, tableQueries } from '../../src/sql-search/queries.js';
+import { loadSearchSchema } from '../../src/sql-search/schema-catalog.js';
+import { chooseTargets } from '../../src/sql-search/targets.js';
+import type { SearchTarget, TableRanking } from '../../src/sql-search/types.js';
 import { onMysql, onPostgres, onSqlite } from '../support/seed-databases.js';
 import { LOOPBACK_POLICY, reachable, settingsFromUrl, uniqueName } from './connectors-support.js';
 

@@ -1,7 +1,7 @@
 /** The search result cache in Redis: shared entries, TTL, invalidation per connection, and a Redis that is down. */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisResultCache } from '../../src/search/cache-redis.js';
+import { RedisResultCache } from '../../src/services/search/result-cache-redis.js';
 import { redisUrl } from '../support/stores.js';
 
 const prefix = `quarry:test:${randomBytes(4).toString('hex')}:`;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createApiBackend } from '../../../src/api/backend.js';
 import type { Reply } from '../../../src/api/types.js';
 import { handlers } from '../../../src/handlers/index.js';
-import type { Services } from '../../../src/services/index.js';
+import type { Services } from '../../../src/composition.js';
 
 const services = {} as Services;
 const answer = async (): Promise<Reply> => ({ status: 200, data: {} });

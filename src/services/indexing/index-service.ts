@@ -1,0 +1,403 @@
+/**
+ * The search index of a connection's tables (issue 27): the operations of the Indexing tag (getDatabaseIndex,
+ * syncDatabaseIndex, getIndexedTable, updateIndexedTable, cancelIndexSync) and what keeps the index in step with
+ * the connections: every indexable table of a new connection is synced at once, a changed connection is synced
+ * again, a removed one leaves the index, and each connection is synced on its own schedule.
+ *
+ * Owner-scoped like every database operation: another user's connection is the same 404 as an unknown one.
+ */
+import type { components } from '../../../generated/openapi.js';
+import type { TableSchema } from '../../connectors/index.js';
+import { AppError, validationError } from '../../errors/app-error.js';
+import { newId } from '../../lib/ids.js';
+import type { IndexJobTrigger } from '../../models/index-job.js';
+import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
+import type { IndexJobRecord, IndexJobRepository } from '../../repositories/index-job-repository.js';
+import type { IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
+import type { UserCaller } from '../callers.js';
+import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
+import { eligibleColumns } from '../../search-index/filter-columns.js';
+import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+
+type IndexJob = components['schemas']['IndexJob'];
+type IndexedTable = components['schemas']['IndexedTable'];
+type DatabaseIndex = components['schemas']['DatabaseIndexResponse']['data'];
+type SemanticIndexJob = components['schemas']['SemanticIndexJob'];
+
+/** Tables of one connection the index holds at most (as many as one search reads live). */
+export const MAX_INDEXED_TABLES = 50;
+
+export interface IndexServiceDeps {
+  owned(userId: string, databaseId: string): Promise<DatabaseConnectionRecord>;
+  /** The connection's tables: the cached discovery, or `fresh` to discover again (new and dropped tables). */
+  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** Rows per table the owner's plan indexes. */
+  rowLimit(userId: string): Promise<number>;
+  connections: Pick<DatabaseConnectionRepository, 'dueForSync' | 'claimScheduledSync' | 'findById'>;
+  tables: IndexTableRepository;
+  jobs: IndexJobRepository;
+  store: Pick<IndexStore, 'space'>;
+  runner: { pump(): Promise<void>; abort(jobId: string): void; abortConnection(connectionId: string): void };
+  /** The embedding model semantic tables are indexed with. */
+  providerId: string;
+  /** A table's rows left the index (or it was re-synced): cached answers that read it are stale. */
+  onIndexChanged(connectionId: string): void;
+  onError(error: unknown): void;
+  now?: () => number;
+}
+
+/** A table of the schema by the name a caller gave: exact first, then case-insensitive (`schema.table` allowed). */
+export function findTable(tables: TableSchema[], name: string): TableSchema | null {
+  const lower = name.toLowerCase();
+  return tables.find((t) => tableId(t) === name) ?? tables.find((t) => tableId(t).toLowerCase() === lower) ?? null;
+}
+
+export class IndexService {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: IndexServiceDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** getDatabaseIndex: every table of the connection, indexed or not, with its state and newest job. */
+  async overview(caller: UserCaller, databaseId: string): Promise<DatabaseIndex> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    const [schema, indexed, jobs, rowLimit] = await Promise.all([
+      this.deps.tablesOf(record),
+      this.deps.tables.listByConnections([record.id]),
+      this.deps.jobs.latestByConnections([record.id]),
+      this.deps.rowLimit(record.userId),
+    ]);
+    return {
+      databaseId: record.id,
+      enabled: record.indexEnabled,
+      syncIntervalMinutes: record.syncIntervalMinutes,
+      nextSyncAt: record.indexEnabled && record.syncIntervalMinutes !== null ? (record.nextSyncAt?.toISOString() ?? null) : null,
+      rowLimit,
+      tables: contentTables(schema).map((table) => this.tableView(record, table, indexed, jobs, rowLimit)),
+    };
+  }
+
+  /** getIndexedTable */
+  async table(caller: UserCaller, databaseId: string, name: string): Promise<IndexedTable> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    const table = await this.schemaTable(record, name);
+    const [indexed, job, rowLimit] = await Promise.all([
+      this.deps.tables.find(record.id, tableId(table)),
+      this.deps.jobs.latest(record.id, tableId(table)),
+      this.deps.rowLimit(record.userId),
+    ]);
+    return this.tableView(record, table, indexed ? [indexed] : [], job ? [job] : [], rowLimit);
+  }
+
+  /** syncDatabaseIndex: queues a sync of the named tables (default: every indexable one); live jobs are reused. */
+  async sync(caller: UserCaller, databaseId: string, names: string[] | undefined): Promise<{ jobs: IndexJob[] }> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    if (!record.indexEnabled) {
+      throw new AppError('CONFLICT', 'Indexing is off for this connection: turn it on (updateDatabase, indexing.enabled) to sync it.', { databaseId });
+    }
+    const schema = await this.deps.tablesOf(record, true);
+    let tables: TableSchema[];
+    if (names && names.length > 0) {
+      tables = names.map((name, i) => {
+        const table = findTable(schema, name);
+        if (!table) throw this.noSuchTable(name);
+        const problem = indexableProblem(table);
+        if (problem) throw validationError([{ location: 'body', path: `/tables/${i}`, message: `names a table that ${problem}` }]);
+        return table;
+      });
+    } else {
+      tables = this.indexable(schema);
+    }
+    const jobs = await this.enqueue(record, tables, 'manual');
+    return { jobs: jobs.map((job) => this.jobView(job)) };
+  }
+
+  /**
+   * updateIndexedTable: settings of one table's index. Semantic search turned on, or other filterable or sortable
+   * columns, need the rows written again: a sync is queued.
+   */
+  async updateTable(
+    caller: UserCaller,
+    databaseId: string,
+    name: string,
+    input: { semantic?: boolean; filterableColumns?: string[]; sortableColumns?: string[] },
+  ): Promise<IndexedTable> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    const table = await this.schemaTable(record, name);
+    const problem = indexableProblem(table);
+    if (problem) throw validationError([{ location: 'path', path: '/table', message: `names a table that ${problem}` }]);
+    const eligible = new Set(eligibleColumns(table).map((c) => c.column));
+    for (const field of ['filterableColumns', 'sortableColumns'] as const) {
+      const wrong = (input[field] ?? []).findIndex((column) => !eligible.has(column));
+      if (wrong >= 0) {
+        throw validationError([{
+          location: 'body', path: `/${field}/${wrong}`,
+          message: `names "${input[field]![wrong]}", which is not a number, date, boolean or text column of the table (eligible: ${[...eligible].join(', ') || 'none'})`,
+        }]);
+      }
+    }
+    const indexed = await this.deps.tables.ensure(record.id, tableId(table), () => newId('itb'));
+    const same = (a: string[] | null | undefined, b: string[] | undefined) => b === undefined || JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...b].sort());
+    const changes = {
+      ...(input.semantic !== undefined && input.semantic !== indexed.semantic && { semantic: input.semantic }),
+      ...(!same(indexed.filterableColumns, input.filterableColumns) && { filterableColumns: [...new Set(input.filterableColumns)] }),
+      ...(!same(indexed.sortableColumns, input.sortableColumns) && { sortableColumns: [...new Set(input.sortableColumns)] }),
+    };
+    if (Object.keys(changes).length > 0) {
+      await this.deps.tables.update(indexed.id, changes);
+      const rewrite = changes.semantic === true || 'filterableColumns' in changes || 'sortableColumns' in changes;
+      if (rewrite && record.indexEnabled) await this.enqueue(record, [table], 'settings');
+    }
+    return this.table(caller, databaseId, name);
+  }
+
+  /** cancelIndexSync: stops the table's queued or running sync; rows already written stay searchable. */
+  async cancel(caller: UserCaller, databaseId: string, name: string): Promise<IndexJob> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    const table = await this.schemaTable(record, name);
+    const job = await this.deps.jobs.latest(record.id, tableId(table));
+    if (!job) throw new AppError('NOT_FOUND', `The table "${name}" has never been synced.`, { resource: 'indexJob', id: name });
+    if (!(await this.deps.jobs.cancel(job.id, new Date(this.now())))) {
+      throw new AppError('CONFLICT', `The table's latest sync is ${job.status}; there is nothing to cancel.`, { jobId: job.id, status: job.status });
+    }
+    this.deps.runner.abort(job.id);
+    return this.jobView((await this.deps.jobs.findById(job.id)) ?? job);
+  }
+
+  /**
+   * startSemanticIndex (deprecated: updateIndexedTable with semantic on): turns semantic search on for the table and
+   * returns the sync that embeds it — a new one (created), or the table's sync already under way.
+   */
+  async startSemantic(caller: UserCaller, databaseId: string, name: string): Promise<{ created: boolean; job: SemanticIndexJob }> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    const table = await this.schemaTable(record, name);
+    const problem = indexableProblem(table);
+    if (problem) throw validationError([{ location: 'body', path: '/table', message: `names a table that ${problem}` }]);
+    const indexed = await this.deps.tables.ensure(record.id, tableId(table), () => newId('itb'));
+    if (!indexed.semantic) await this.deps.tables.update(indexed.id, { semantic: true });
+    const live = await this.deps.jobs.findLive(record.id, tableId(table));
+    if (live) return { created: false, job: await this.semanticView(live) };
+    const [job] = await this.enqueue(record, [table], 'settings');
+    return { created: true, job: await this.semanticView(job!) };
+  }
+
+  /** getSemanticIndexStatus (deprecated: getIndexedTable): the table's newest sync in the older shape. */
+  async semanticStatus(caller: UserCaller, databaseId: string, name: string): Promise<SemanticIndexJob> {
+    const record = await this.deps.owned(caller.user.id, databaseId);
+    const table = await this.schemaTable(record, name);
+    const job = await this.deps.jobs.latest(record.id, tableId(table));
+    if (!job) throw new AppError('NOT_FOUND', `The table "${name}" has never been synced.`, { resource: 'semanticIndex', id: name });
+    return this.semanticView(job);
+  }
+
+  /** cancelSemanticIndex (deprecated: cancelIndexSync), in the older shape. */
+  async cancelSemantic(caller: UserCaller, databaseId: string, name: string): Promise<SemanticIndexJob> {
+    const cancelled = await this.cancel(caller, databaseId, name);
+    return this.semanticView((await this.deps.jobs.findById(cancelled.jobId))!);
+  }
+
+  private async semanticView(job: IndexJobRecord): Promise<SemanticIndexJob> {
+    const view = this.jobView(job);
+    const entry = await this.deps.tables.find(job.connectionId, job.tableName);
+    return {
+      jobId: view.jobId,
+      databaseId: view.databaseId,
+      table: view.table,
+      status: view.status,
+      providerId: view.providerId ?? this.deps.providerId,
+      rowsDone: view.rowsDone,
+      rowsTotal: view.rowsTotal,
+      rowLimit: view.rowLimit,
+      truncated: view.truncated,
+      rowsEmbedded: view.rowsEmbedded,
+      rowsSkipped: view.rowsSkipped,
+      rowsDeleted: view.rowsDeleted,
+      ratePerSecond: view.ratePerSecond,
+      etaSeconds: view.etaSeconds,
+      searchable: Boolean(entry?.semantic && entry.syncedAt && entry.vectorModel === this.deps.providerId),
+      error: view.error,
+      createdAt: view.createdAt,
+      startedAt: view.startedAt,
+      finishedAt: view.finishedAt,
+    };
+  }
+
+  /** A new connection: every indexable table is registered and synced at once (when indexing is on). */
+  async connected(record: DatabaseConnectionRecord): Promise<void> {
+    if (!record.indexEnabled) return;
+    await this.enqueue(record, this.indexable(await this.deps.tablesOf(record)), 'connect');
+  }
+
+  /**
+   * A changed connection. Another environment or database means another space or other rows: the old rows leave
+   * the index and every table is synced again; indexing turned off removes the rows; turned on syncs them.
+   */
+  async changed(before: DatabaseConnectionRecord, after: DatabaseConnectionRecord, reconnected: boolean): Promise<void> {
+    const moved = before.environment !== after.environment || reconnected;
+    if (!after.indexEnabled || moved) await this.removeRows(before);
+    if (after.indexEnabled && (moved || !before.indexEnabled)) {
+      await this.enqueue(after, this.indexable(await this.deps.tablesOf(after, true)), 'settings');
+    }
+  }
+
+  /**
+   * The data behind a connection was replaced as a whole (an uploaded SQLite file): a running sync read the old data,
+   * so it stops; tables the new schema lacks leave the index and every indexable table is synced again.
+   */
+  async sourceReplaced(record: DatabaseConnectionRecord): Promise<void> {
+    if (!record.indexEnabled) return;
+    this.deps.runner.abortConnection(record.id);
+    const schema = this.indexable(await this.deps.tablesOf(record, true));
+    await this.dropTablesNotIn(record, schema.map(tableId));
+    await this.enqueue(record, schema, 'upload');
+  }
+
+  /** A connection is being removed: its jobs stop and its rows leave the index (its records cascade in the store). */
+  async removing(record: DatabaseConnectionRecord): Promise<void> {
+    await this.removeRows(record);
+  }
+
+  /**
+   * Queues the syncs that are due: each connection with a schedule whose next sync time has passed, claimed by one
+   * process (the one whose update moves the time on). New tables of the schema join the index, dropped ones leave.
+   */
+  async runSchedule(batch = 20): Promise<number> {
+    const now = new Date(this.now());
+    let queued = 0;
+    for (const record of await this.deps.connections.dueForSync(now, batch)) {
+      const next = new Date(now.getTime() + record.syncIntervalMinutes! * 60_000);
+      if (!(await this.deps.connections.claimScheduledSync(record.id, record.nextSyncAt, next))) continue;
+      try {
+        const schema = this.indexable(await this.deps.tablesOf(record, true));
+        await this.dropTablesNotIn(record, schema.map(tableId));
+        queued += (await this.enqueue(record, schema, 'schedule')).length;
+      } catch (error) {
+        this.deps.onError(error); // an unreachable database waits for its next turn
+      }
+    }
+    return queued;
+  }
+
+  /** The indexed tables of these connections (with what search needs to know about them). */
+  async indexedTables(connectionIds: string[]): Promise<{ tables: IndexTableRecord[]; liveJobs: IndexJobRecord[] }> {
+    const [tables, liveJobs] = await Promise.all([this.deps.tables.listByConnections(connectionIds), this.deps.jobs.liveByConnections(connectionIds)]);
+    return { tables, liveJobs };
+  }
+
+  private indexable(schema: TableSchema[]): TableSchema[] {
+    return contentTables(schema).filter((table) => indexableProblem(table) === null).slice(0, MAX_INDEXED_TABLES);
+  }
+
+  /** Registers the tables in the index and queues a sync of each (a live job is returned as it is). */
+  private async enqueue(record: DatabaseConnectionRecord, tables: TableSchema[], trigger: IndexJobTrigger): Promise<IndexJobRecord[]> {
+    const rowLimit = await this.deps.rowLimit(record.userId);
+    const space = spaceName(record.userId, record.environment);
+    const jobs: IndexJobRecord[] = [];
+    for (const table of tables) {
+      const name = tableId(table);
+      const indexed = await this.deps.tables.ensure(record.id, name, () => newId('itb'));
+      const job = await this.deps.jobs.findLive(record.id, name) ?? await this.deps.jobs.createQueued({
+        id: newId('ijob'), connectionId: record.id, tableName: name, space, trigger,
+        semantic: indexed.semantic, providerId: indexed.semantic ? this.deps.providerId : null, rowLimit,
+      }) ?? await this.deps.jobs.findLive(record.id, name);
+      if (job) jobs.push(job);
+    }
+    if (jobs.length > 0) void this.deps.runner.pump();
+    return jobs;
+  }
+
+  private async removeRows(record: DatabaseConnectionRecord): Promise<void> {
+    this.deps.runner.abortConnection(record.id);
+    await this.dropTablesNotIn(record, []);
+  }
+
+  /** Tables of the connection not in `keep` leave the index: their jobs are cancelled and their rows deleted. */
+  private async dropTablesNotIn(record: DatabaseConnectionRecord, keep: string[]): Promise<void> {
+    const gone = await this.deps.tables.removeExcept(record.id, keep);
+    if (gone.length === 0) return;
+    for (const id of await this.deps.jobs.cancelTables(record.id, gone.map((t) => t.tableName), new Date(this.now()))) this.deps.runner.abort(id);
+    const space = await this.deps.store.space(spaceName(record.userId, record.environment));
+    await space?.deleteSources(gone.map((t) => t.id));
+    this.deps.onIndexChanged(record.id);
+  }
+
+  private async schemaTable(record: DatabaseConnectionRecord, name: string): Promise<TableSchema> {
+    const table = findTable(await this.deps.tablesOf(record), name);
+    if (!table) throw this.noSuchTable(name);
+    return table;
+  }
+
+  private noSuchTable(name: string): AppError {
+    return new AppError('NOT_FOUND', `No table "${name}" in this database's schema (refresh the schema if it is new).`, { resource: 'table', id: name });
+  }
+
+  private tableView(record: DatabaseConnectionRecord, table: TableSchema, indexed: IndexTableRecord[], jobs: IndexJobRecord[], rowLimit: number): IndexedTable {
+    const name = tableId(table);
+    const entry = indexed.find((t) => t.tableName === name) ?? null;
+    const job = jobs.find((j) => j.tableName === name) ?? null;
+    const problem = indexableProblem(table);
+    const reason = problem ? `The table ${problem}.`
+      : !record.indexEnabled ? 'Indexing is off for this connection; the table is searched live.'
+        : null;
+    const state: IndexedTable['state'] = reason !== null || !entry ? 'not_indexed'
+      : entry.syncedAt ? 'ready'
+        : job?.status === 'failed' ? 'failed' : 'pending';
+    return {
+      table: name,
+      state,
+      reason,
+      semantic: entry?.semantic ?? false,
+      filterableColumns: entry?.filterableColumns ?? [],
+      sortableColumns: entry?.sortableColumns ?? [],
+      eligibleColumns: problem ? [] : eligibleColumns(table),
+      semanticReady: Boolean(entry?.semantic && entry.syncedAt && entry.vectorModel === this.deps.providerId),
+      rows: entry?.rows ?? 0,
+      rowLimit,
+      truncated: entry?.truncated ?? false,
+      syncedAt: entry?.syncedAt?.toISOString() ?? null,
+      sourceAsOf: entry?.syncStartedAt?.toISOString() ?? null,
+      ...(job ? { job: this.jobView(job) } : {}),
+    };
+  }
+
+  /** The wire shape, with rate (rows per second of the current run) and ETA derived from the stored progress. */
+  jobView(job: IndexJobRecord): IndexJob {
+    const now = this.now();
+    let ratePerSecond: number | null = null;
+    let etaSeconds: number | null = null;
+    if (job.status === 'running' && job.resumedAt) {
+      const seconds = ((job.heartbeatAt?.getTime() ?? now) - job.resumedAt.getTime()) / 1000;
+      const rows = job.rowsDone - job.rowsAtResume;
+      if (seconds > 0 && rows > 0) ratePerSecond = rows / seconds;
+      if (ratePerSecond && job.rowsTotal !== null) etaSeconds = Math.ceil(Math.max(0, job.rowsTotal - job.rowsDone) / ratePerSecond);
+    } else if (job.status === 'done' && job.startedAt && job.finishedAt) {
+      const seconds = (job.finishedAt.getTime() - job.startedAt.getTime()) / 1000;
+      if (seconds > 0) ratePerSecond = job.rowsDone / seconds;
+      etaSeconds = 0;
+    }
+    return {
+      jobId: job.id,
+      databaseId: job.connectionId,
+      table: job.tableName,
+      status: job.status,
+      trigger: job.trigger,
+      semantic: job.semantic,
+      providerId: job.providerId,
+      rowsDone: job.rowsDone,
+      rowsTotal: job.rowsTotal,
+      rowLimit: job.rowLimit,
+      truncated: job.truncated,
+      rowsWritten: job.rowsWritten,
+      rowsEmbedded: job.rowsEmbedded,
+      rowsSkipped: job.rowsSkipped,
+      rowsDeleted: job.rowsDeleted,
+      ratePerSecond: ratePerSecond === null ? null : Math.round(ratePerSecond * 10) / 10,
+      etaSeconds,
+      error: job.error ?? null,
+      createdAt: job.createdAt.toISOString(),
+      startedAt: job.startedAt?.toISOString() ?? null,
+      finishedAt: job.finishedAt?.toISOString() ?? null,
+    };
+  }
+}

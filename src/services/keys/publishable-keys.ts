@@ -1,0 +1,123 @@
+/**
+ * Publishable search keys (issue 25): keys meant to be put in a web page, so public by design. What keeps one
+ * harmless is decided here: which operations it may call and from which pages, what it may search, and how much
+ * one visitor may use it. Secret keys, in turn, must never be used from a page.
+ */
+import type { components } from '../../../generated/openapi.js';
+import { AppError, notFound, validationError, type FieldProblem } from '../../errors/app-error.js';
+import { normalizeOrigin } from '../../lib/origins.js';
+import { limitsForTier, type CustomLimits } from '../../rate-limit/index.js';
+import type { ApiKeyRecord } from '../../repositories/api-key-repository.js';
+import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
+
+type Permission = components['schemas']['Permission'];
+
+/** A publishable key can only search and ask for suggestions (`search`), never more. */
+export const PUBLISHABLE_PERMISSIONS: Permission[] = ['search'];
+
+/** Where a key is used from, as the HTTP layer sees the request. */
+export interface KeyUse {
+  /** The request's `Origin` header: the page's origin when a browser sent it, else null. */
+  origin: string | null;
+  /** The operation is one a publishable key may call (`x-quarry-publishable` in openapi.yaml). */
+  publishableOperation: boolean;
+}
+
+/**
+ * Refuses a key used where it must not be: a secret key from a web page (a leaked secret the moment the page is
+ * served), a publishable key on any operation but search and suggestions, or from a page of an origin it does not
+ * list. A publishable key without `Origin` (a server, curl) is accepted: anyone can send any `Origin` outside a
+ * browser, which is why such a key can only search what it names and is limited per client IP.
+ */
+export function checkKeyUse(key: ApiKeyRecord, use: KeyUse): void {
+  if (key.kind !== 'publishable') {
+    if (use.origin !== null) {
+      throw new AppError('SECRET_KEY_IN_BROWSER', `Secret keys belong on a server: this request came from a web page (Origin ${use.origin}). Use a publishable key (quarry_pk_...) in pages.`, {
+        origin: use.origin,
+      });
+    }
+    return;
+  }
+  if (!use.publishableOperation) {
+    throw new AppError('INSUFFICIENT_PERMISSIONS', 'A publishable key can only search (POST /api/v1/search) and ask for suggestions (GET /api/v1/search/suggestions).', {
+      keyType: 'publishable', allowedOperations: ['searchDatabases', 'getSearchSuggestions'],
+    });
+  }
+  const allowed = key.allowedOrigins ?? [];
+  if (use.origin !== null && !allowed.includes(use.origin)) {
+    throw new AppError('ORIGIN_NOT_ALLOWED', `This publishable key may not be used from ${use.origin}. Add the origin to the key's allowedOrigins.`, {
+      origin: use.origin, allowedOrigins: allowed,
+    });
+  }
+}
+
+/** Requests one client IP may make with a publishable key per hour: its own setting, else a tenth of its tier's. */
+export function requestsPerIp(key: Pick<ApiKeyRecord, 'tier' | 'customLimits' | 'requestsPerIpPerHour'>): number {
+  if (key.requestsPerIpPerHour) return key.requestsPerIpPerHour;
+  return Math.max(1, Math.floor(limitsForTier(key.tier, key.customLimits as CustomLimits | null).requestsPerHour / 10));
+}
+
+const outsideScope = (what: 'database' | 'table', name: string, allowed: string[]) =>
+  new AppError('INSUFFICIENT_PERMISSIONS', `This publishable key may not search the ${what} ${name}; it may search ${allowed.join(', ')}.`, {
+    required: `${what}:${name}`, granted: allowed,
+  });
+
+/**
+ * What a search with `key` reads. A secret key: what the request names (empty: every connection of its
+ * environment). A publishable key: only its own databases and, when it names tables, only those; a request may
+ * narrow them and naming another is 403. `keyDefault` says the databases are the key's own list, not the request's,
+ * so one since deleted is skipped rather than reported missing.
+ */
+export function searchScope(key: ApiKeyRecord, request: { databases?: string[]; tables?: string[] }): { databases: string[]; keyDefault: boolean; tables?: string[] } {
+  const databases = request.databases ?? [];
+  if (key.kind !== 'publishable') return { databases, keyDefault: false, tables: request.tables };
+  const ownDatabases = key.databaseIds ?? [];
+  for (const id of databases) if (!ownDatabases.includes(id)) throw outsideScope('database', id, ownDatabases);
+  const ownTables = key.tableNames ?? [];
+  const tables = request.tables ?? [];
+  if (ownTables.length > 0) for (const table of tables) if (!ownTables.includes(table)) throw outsideScope('table', table, ownTables);
+  return {
+    databases: databases.length > 0 ? databases : ownDatabases,
+    keyDefault: databases.length === 0,
+    tables: tables.length > 0 ? tables : ownTables.length > 0 ? ownTables : undefined,
+  };
+}
+
+/** A publishable key's restrictions as given in a create or update request. */
+export interface PublishableInput {
+  allowedOrigins?: string[];
+  databases?: string[];
+  tables?: string[];
+  requestsPerIpPerHour?: number;
+}
+
+/**
+ * Checks and normalises a publishable key's restrictions: each origin to the form browsers send, each database the
+ * caller's (else the same 404 as an unknown id) and of the key's environment (else 400).
+ */
+export async function publishableRestrictions(
+  input: PublishableInput,
+  environment: ApiKeyRecord['environment'],
+  findOwned: (id: string) => Promise<DatabaseConnectionRecord | null>,
+): Promise<Partial<Pick<ApiKeyRecord, 'allowedOrigins' | 'databaseIds' | 'tableNames' | 'requestsPerIpPerHour'>>> {
+  const problems: FieldProblem[] = [];
+  const origins = input.allowedOrigins?.map((origin, i) => {
+    const normalized = normalizeOrigin(origin);
+    if (!normalized) problems.push({ location: 'body', path: `/allowedOrigins/${i}`, message: 'must be an origin: http(s)://host[:port], no path' });
+    return normalized ?? origin;
+  });
+  for (const [i, id] of (input.databases ?? []).entries()) {
+    const record = await findOwned(id);
+    if (!record) throw notFound('database connection', id);
+    if (record.environment !== environment) {
+      problems.push({ location: 'body', path: `/databases/${i}`, message: `is a ${record.environment} connection; a ${environment} key searches only ${environment} connections` });
+    }
+  }
+  if (problems.length > 0) throw validationError(problems as [FieldProblem, ...FieldProblem[]]);
+  return {
+    ...(origins !== undefined && { allowedOrigins: [...new Set(origins)] }),
+    ...(input.databases !== undefined && { databaseIds: input.databases }),
+    ...(input.tables !== undefined && { tableNames: input.tables }),
+    ...(input.requestsPerIpPerHour !== undefined && { requestsPerIpPerHour: input.requestsPerIpPerHour }),
+  };
+}

@@ -1,0 +1,163 @@
+import { AppError } from '../../errors/app-error.js';
+import {
+  aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, visitorSubject, WINDOW_SECONDS,
+  type CustomLimits, type RateLimitDecision, type RateLimitStore, type RateLimitWindow, type TierName,
+} from '../../rate-limit/index.js';
+import type { KeyCaller } from '../callers.js';
+import { requestsPerIp } from '../keys/publishable-keys.js';
+
+/** An operation's own limit (openapi.yaml `x-quarry-rate-limit`): exempt from the key's limit, or n per hour. */
+export type OperationLimit = 'exempt' | { scope: 'ip' | 'user'; limit: number } | undefined;
+
+/** One request as the limiter sees it: who asks, for which operation. */
+export interface LimitRequest {
+  operationId: string;
+  operationLimit: OperationLimit;
+  /** The client's address, for per-IP limits. */
+  ip: string;
+  /** The JWT caller's user id, for per-user limits. */
+  userId: string | null;
+  key: KeyCaller | null;
+  /** Unique per request: names the request's concurrency slot. */
+  requestId: string;
+}
+
+/** What an admitted request is told. */
+export interface Admission {
+  /** The window to report to the caller, or null when no limit applies. */
+  window: RateLimitWindow | null;
+  /** Whether the request counts against the key's limit (exempt operations do not). */
+  counted: boolean;
+  /** Frees the request's concurrency slot: call it once the response is done. Null when none was taken. */
+  release: (() => void) | null;
+}
+
+export interface ViolationSink {
+  /** A block started (`reason` says which window) or a blocked request was refused (`reason` null). */
+  record(keyId: string, decision: RateLimitDecision, at: Date, burstLimit: number): void;
+}
+
+export interface LimitsDeps {
+  store: RateLimitStore;
+  enabled: boolean;
+  upgradeUrl: string;
+  violations: ViolationSink;
+  now?: () => number;
+}
+
+const nextTier: Record<TierName, string> = {
+  free: 'Upgrade to pro for 10,000 requests per hour.',
+  pro: 'Upgrade to enterprise for 100,000 requests per hour.',
+  enterprise: 'Contact us for custom limits above the enterprise tier.',
+};
+
+/** How long a concurrency slot is held at most, should a response never finish (a crashed process). */
+const leaseTtlMs = 120_000;
+
+export function keyLimits(key: KeyCaller['key']) {
+  return limitsForTier(key.tier, key.customLimits as CustomLimits | null);
+}
+
+/** The tier a key is reported under (X-RateLimit-Tier, rate-limit status): `custom` when it has its own limits. */
+export function tierLabel(key: KeyCaller['key']): string {
+  return key.customLimits ? 'custom' : key.tier;
+}
+
+const windowOf = (decision: RateLimitDecision, tier: string): RateLimitWindow => ({
+  limit: decision.limit,
+  remaining: decision.remaining,
+  resetAt: decision.resetAt,
+  tier,
+  windowSeconds: WINDOW_SECONDS,
+});
+
+/**
+ * Applies the spec's Limits section to a request: per-operation limits (per IP or per user), the key's tier
+ * limit (sliding hour + burst, with a block), a publishable key's per-client-IP limit, and concurrent requests per
+ * key. Refusals are AppErrors that carry
+ * the window and when to retry; the web layer turns both into headers.
+ */
+export class LimitsService {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: LimitsDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async admit(request: LimitRequest): Promise<Admission> {
+    const { operationLimit, key } = request;
+    const admission: Admission = { window: null, counted: operationLimit !== 'exempt', release: null };
+    if (!this.deps.enabled) return admission;
+    const nowMs = this.now();
+    if (operationLimit && operationLimit !== 'exempt') {
+      const scopeId = operationLimit.scope === 'ip' ? `ip:${request.ip}` : `user:${request.userId ?? request.ip}`;
+      const decision = await this.deps.store.consume(`${scopeId}:${request.operationId}`, perHourRule(operationLimit.limit), nowMs);
+      const tier = operationLimit.scope === 'ip' ? 'anonymous' : (key?.key.tier ?? 'free');
+      admission.window = this.admitted(decision, tier, null);
+    }
+    if (!key) return admission;
+    const limits = keyLimits(key.key);
+    const rule = requestRule(limits);
+    const tier = tierLabel(key.key);
+    if (operationLimit === 'exempt') {
+      admission.window = windowOf(await this.deps.store.peek(keySubject(key.key.id), rule, nowMs), tier);
+      return admission;
+    }
+    // A publishable key's visitor is counted first and, once over, refused before the key's own allowance is touched.
+    const visitor = key.key.kind === 'publishable'
+      ? await this.deps.store.consume(visitorSubject(key.key.id, request.ip), perHourRule(requestsPerIp(key.key)), nowMs)
+      : null;
+    if (visitor && !visitor.allowed) this.admitted(visitor, tier, null);
+    const decision = await this.deps.store.consume(keySubject(key.key.id), rule, nowMs);
+    if (!decision.allowed) this.deps.violations.record(key.key.id, decision, new Date(nowMs), limits.burstLimit);
+    // The window shown is whichever limit has less left: for a visitor of a busy site that is the key's, else their own.
+    const shown = decision.allowed && visitor && visitor.remaining < decision.remaining ? visitor : decision;
+    admission.window = this.admitted(shown, tier, key.key.tier);
+    if (limits.concurrentConnections !== null) {
+      const subject = concurrencySubject(key.key.id);
+      const lease = request.requestId;
+      if (!(await this.deps.store.acquireConcurrency(subject, limits.concurrentConnections, lease, nowMs, leaseTtlMs))) {
+        throw new AppError('CONCURRENCY_LIMIT_EXCEEDED', `Too many requests in flight: the ${key.key.tier} tier allows ${limits.concurrentConnections} at once.`, {
+          limit: limits.concurrentConnections, tier: key.key.tier, upgradeUrl: this.deps.upgradeUrl,
+        }, { retryAfterSeconds: 1, rateLimit: admission.window });
+      }
+      admission.release = () => void this.deps.store.releaseConcurrency(subject, lease);
+    }
+    return admission;
+  }
+
+  /** Counts one AI (semantic) request against the key's hourly AI limit; refuses with AI_RATE_LIMIT_EXCEEDED when it is used up. */
+  async admitAiRequest(caller: KeyCaller): Promise<void> {
+    if (!this.deps.enabled) return;
+    const limits = keyLimits(caller.key);
+    const decision = await this.deps.store.consume(aiSubject(caller.key.id), aiRule(limits), this.now());
+    if (!decision.allowed) {
+      const retryAfterSeconds = decision.retryAfterSeconds ?? 1;
+      throw new AppError('AI_RATE_LIMIT_EXCEEDED', `AI request limit exceeded: the ${caller.key.tier} tier allows ${limits.aiRequestsPerHour} semantic searches per hour. Try again in ${retryAfterSeconds} seconds.`, {
+        limit: decision.limit, remaining: 0, retryAfter: retryAfterSeconds, tier: caller.key.tier, upgradeUrl: this.deps.upgradeUrl,
+      }, { retryAfterSeconds });
+    }
+  }
+
+  /** The key's current window without consuming (rate-limit status). */
+  peek(caller: KeyCaller): Promise<RateLimitDecision> {
+    return this.deps.store.peek(keySubject(caller.key.id), requestRule(keyLimits(caller.key)), this.now());
+  }
+
+  /** The window of an admitted request; a refused one becomes RATE_LIMIT_EXCEEDED with the window and when to retry. */
+  private admitted(decision: RateLimitDecision, tier: string, upgradeFrom: TierName | null): RateLimitWindow {
+    const window = windowOf(decision, tier);
+    if (decision.allowed) return window;
+    const retryAfter = decision.retryAfterSeconds ?? 1;
+    throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Try again in ${retryAfter} seconds.`, {
+      limit: decision.limit,
+      remaining: 0,
+      resetTime: new Date(this.now() + retryAfter * 1000).toISOString(),
+      retryAfter,
+      tier,
+      windowStart: decision.windowStart.toISOString(),
+      upgradeMessage: upgradeFrom ? nextTier[upgradeFrom] : 'Wait for the window to free a slot.',
+      upgradeUrl: this.deps.upgradeUrl,
+    }, { retryAfterSeconds: retryAfter, rateLimit: window });
+  }
+}

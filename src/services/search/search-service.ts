@@ -1,0 +1,181 @@
+/**
+ * searchDatabases (POST /api/v1/search): one query over several connected databases.
+ *
+ * Tables synced into Quarry's own search index (src/search-index) are answered from it: one query per search space
+ * ranks every selected indexed table of every database at once, by BM25 in one statistics space (natural), by
+ * vector similarity (semantic), or both fused (hybrid), without contacting the source databases. Tables the index
+ * does not answer — not synced yet, on a connection with indexing off, in boolean mode, under a `columns` selection,
+ * or when the caller asks for `live` results — are searched live by their database's own full-text search
+ * (live-search.ts), in parallel and within SEARCH_TIMEOUT_MS. When both kinds take part, the index's ranking and each
+ * live table's ranking are merged by reciprocal rank fusion and the answer says the order is approximate.
+ *
+ * This file is the order of a search; each step has its own file: the request read and bounded (search-request.ts),
+ * the connections it reads (search-fan-out.ts), how each database is read (search-plan.ts), the index and the live
+ * databases asked at once, one ranking from their answers (search-merge.ts), the response page (search-page.ts) and
+ * the record of the search (search-recorder.ts). A database that fails or runs out of time is reported in
+ * `databases` and never fails the search; a natural or boolean page is cached only when every database answered.
+ * Every search, cached or not, is recorded.
+ */
+import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
+import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
+import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
+import { encodeCursor } from '../../sql-search/cursor.js';
+import type { CompiledQuery } from '../../sql-search/types.js';
+import { indexTextQuery, queryStems } from '../../search-index/analyzer.js';
+import { hitDetails, searchIndex, type IndexedSource } from '../../search-index/index-search.js';
+import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+import type { Correction } from '../../search-index/typos.js';
+import type { KeyCaller } from '../callers.js';
+import type { DatabaseService } from '../databases/database-service.js';
+import { searchScope } from '../keys/publishable-keys.js';
+import { LiveSearch, targetName } from './live-search.js';
+import type { ResultCache } from './result-cache.js';
+import { selectConnections } from './search-fan-out.js';
+import { merge, type Candidate } from './search-merge.js';
+import { pageData } from './search-page.js';
+import { planSearch, semanticIndexRequired } from './search-plan.js';
+import { searchRecordOf, type SearchRecorder } from './search-recorder.js';
+import { needsIndex, refine } from './search-refinements.js';
+import { pageCacheKey, readPage, readQuery, type SearchData, type SearchRequest } from './search-request.js';
+
+export interface SearchDeps {
+  databases: Pick<DatabaseService, 'owned' | 'executorFor' | 'tablesOf'>;
+  connections: Pick<DatabaseConnectionRepository, 'listOwned'>;
+  recorder: Pick<SearchRecorder, 'record'>;
+  cache: ResultCache;
+  /** Signs cursors (derived from a server secret). */
+  cursorSecret: Buffer;
+  /** Link given when a search names more databases than the plan allows. */
+  upgradeUrl: string;
+  /** Per-database budget of one search (SEARCH_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
+  onError(error: unknown): void;
+  index: {
+    store: Pick<IndexStore, 'space'>;
+    indexedTables(connectionIds: string[]): Promise<{ tables: IndexTableRecord[]; liveJobs: IndexJobRecord[] }>;
+    /** The embedding model semantic tables must be indexed with to be searched by meaning. */
+    providerId: string;
+  };
+  /** Counts one AI request against the key's hourly limit, then embeds the query (semantic and hybrid). */
+  embedQuery(caller: KeyCaller, text: string): Promise<Float32Array>;
+  now?: () => number;
+}
+
+export class SearchService {
+  private readonly now: () => number;
+  private readonly live: LiveSearch;
+
+  constructor(private readonly deps: SearchDeps) {
+    this.now = deps.now ?? Date.now;
+    this.live = new LiveSearch({ databases: deps.databases, onError: deps.onError, now: this.now, timeoutMs: deps.timeoutMs });
+  }
+
+  /** searchDatabases */
+  async search(caller: KeyCaller, request: SearchRequest): Promise<SearchData> {
+    const started = this.now();
+    const asked = readQuery(request);
+    const { mode, query, limit, semanticRatio } = asked;
+    // A publishable key searches only its own databases and tables (services/keys/publishable-keys.ts).
+    const scope = searchScope(caller.key, request);
+    request = { ...request, tables: scope.tables };
+    const { records, all: everyConnection } = await selectConnections(this.deps, caller, scope.databases, scope.keyDefault);
+    const page = readPage(caller, request, asked, this.deps.cursorSecret);
+    const { offset, top } = page;
+
+    const plans = await planSearch({
+      tablesOf: (record) => this.deps.databases.tablesOf(record),
+      indexedTables: (ids) => this.deps.index.indexedTables(ids),
+      providerId: this.deps.index.providerId,
+    }, records, request, mode);
+    const cacheKey = this.deps.cache.enabled ? pageCacheKey(page, limit, mode, plans) : null;
+    const cached = cacheKey ? await this.deps.cache.get(cacheKey) : null;
+    if (cached) {
+      const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
+      const data = { ...entry.data, tookMs: Math.max(0, Math.round(this.now() - started)) };
+      this.deps.recorder.record(searchRecordOf(caller, data, records, entry.tables, 'ok', this.now()));
+      return data;
+    }
+
+    const deadline = started + this.deps.timeoutMs;
+    const tableOf = new Map(plans.flatMap((p) => p.sources.map((s) => [s.src, { databaseId: p.record.id, table: s.tableName }] as const)));
+    const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), (src) => tableOf.get(src)!);
+    const sources = refined.sources;
+    const byIndexOnly = needsIndex(request);
+    const excluded = [
+      ...refined.excluded,
+      // Filters, sorting and facets read the index: tables searched live are left out of such a search.
+      ...(byIndexOnly ? plans.flatMap((p) => p.live.map((t) => ({ databaseId: p.record.id, table: t.table, reason: 'not_indexed' as const }))) : []),
+    ];
+    const notSemantic = plans.flatMap((p) => p.notSemantic);
+    const semanticSources = sources.filter((s) => s.semanticReady);
+    if (mode === 'semantic' && semanticSources.length === 0) throw semanticIndexRequired(notSemantic);
+    const vector = mode !== 'natural' && mode !== 'boolean' && semanticSources.length > 0 ? await this.deps.embedQuery(caller, query.text) : null;
+
+    // The index and every live database are asked at once; each ranks its top (offset + limit) rows.
+    const space = spaceName(caller.user.id, caller.key.environment);
+    const livePlans = mode === 'semantic' || byIndexOnly ? [] : plans.filter((p) => p.searchLive);
+    const indexStarted = this.now();
+    const [indexed, liveOutcomes] = await Promise.all([
+      searchIndex(this.deps.index.store, {
+        space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query), vector, window: top, semanticRatio,
+        // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
+        wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
+        where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
+      }),
+      Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
+        offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
+      }, deadline))),
+    ]);
+    const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
+
+    const answer = merge(plans, sources, indexed, liveOutcomes, offset, limit);
+    await this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(query, indexed.corrections), deadline);
+
+    const data = pageData({
+      request, mode, answer, offset, limit, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded,
+      tookMs: Math.max(0, Math.round(this.now() - started)),
+      nextCursor: () => encodeCursor(this.deps.cursorSecret, page.fingerprint, top),
+    });
+    const tables = [...new Set([
+      ...sources.map((s) => s.tableName),
+      ...liveOutcomes.flatMap((o) => o.tables.map((t) => targetName(t.queries.target))),
+    ])];
+    const failed = liveOutcomes.filter((o) => o.status !== 'ok').length;
+    const status = failed === 0 ? 'ok' : failed === plans.length ? 'error' : 'partial';
+    if (status === 'ok' && cacheKey) await this.deps.cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
+    this.deps.recorder.record(searchRecordOf(caller, data, records, tables, status, this.now()));
+    return data;
+  }
+
+  /** A connection changed or went (or its index was synced): its schema and every cached page that read it are stale. */
+  forget(databaseId: string): void {
+    this.live.forget(databaseId);
+    this.deps.cache.forgetDatabase(databaseId).catch((error: unknown) => this.deps.onError(error));
+  }
+
+  /** A connection's pooled executor and live search schema (suggestions sample words through it). */
+  schemaOf(record: DatabaseConnectionRecord, deadline: number) {
+    return this.live.schemaOf(record, deadline);
+  }
+
+  close(): Promise<void> {
+    return this.deps.cache.close();
+  }
+
+  /** Fields and snippets of the page: index rows from the index, live rows from their databases where missing. */
+  private async fillDetails(page: Candidate[], space: string, sources: IndexedSource[], stems: Set<string>, deadline: number): Promise<void> {
+    const fromIndex = page.filter((c): c is Extract<Candidate, { kind: 'index' }> => c.kind === 'index');
+    const fromLive = page.filter((c): c is Extract<Candidate, { kind: 'live' }> => c.kind === 'live');
+    const [details] = await Promise.all([
+      hitDetails(this.deps.index.store, space, fromIndex.map((c) => c.hit), sources, stems),
+      this.live.fillDetails(fromLive.map((c) => ({ database: c.outcome, table: c.table, row: c.row })), deadline),
+    ]);
+    for (const candidate of fromIndex) candidate.detail = details.get(candidate.hit.rid);
+  }
+}
+
+/** The stems snippets mark: the query's words, and the words typo tolerance searched instead of misspelt ones. */
+function highlightStems(query: CompiledQuery, corrections: Correction[]): Set<string> {
+  return queryStems([indexTextQuery(query).words, ...corrections.map((c) => c.correctedTo)].join(' '));
+}

@@ -1,0 +1,95 @@
+/**
+ * getSearchSuggestions (GET /api/v1/search/suggestions): completions of what the caller typed from their own past
+ * queries (source `history`) and from other users' (source `popular`, only queries searched by at least
+ * POPULAR_MIN_USERS distinct users and that found something), and "did you mean" spellings from the vocabulary of
+ * the caller's connections in the key's environment (sampled per connection, kept VOCABULARY_TTL_MS).
+ *
+ * A publishable key is public, so nothing anyone typed is suggested through it (one visitor must not see what another
+ * searched for), and its spelling fixes come only from the databases and tables it may search.
+ */
+import type { components } from '../../../generated/openapi.js';
+import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
+import type { SearchSuggestionRepository } from '../../repositories/search-suggestion-repository.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
+import { named } from '../../sql-search/targets.js';
+import { didYouMean, mergeVocabularies, sampleVocabularies, type SampledVocabulary, type Vocabulary } from '../../sql-search/vocabulary.js';
+import type { KeyCaller } from '../callers.js';
+import { searchScope } from '../keys/publishable-keys.js';
+import { firstDatabases } from './search-fan-out.js';
+import type { SearchService } from './search-service.js';
+
+type Suggestions = components['schemas']['SuggestionsResponse']['data'];
+
+export const POPULAR_MIN_USERS = 3;
+export const SUGGESTION_DAYS = 90;
+export const VOCABULARY_TTL_MS = 10 * 60_000;
+const DEFAULT_LIMIT = 5;
+
+export interface SuggestionDeps {
+  connections: Pick<DatabaseConnectionRepository, 'listOwned'>;
+  search: Pick<SearchService, 'schemaOf'>;
+  queries: SearchSuggestionRepository;
+  /** Budget of sampling one connection's vocabulary (SEARCH_TIMEOUT_MS). */
+  timeoutMs: number;
+  onError(error: unknown): void;
+  now?: () => number;
+}
+
+export class SuggestionService {
+  private readonly vocabularies = new TtlCache<SampledVocabulary>(VOCABULARY_TTL_MS, 500);
+  private readonly now: () => number;
+
+  constructor(private readonly deps: SuggestionDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** getSearchSuggestions */
+  async suggest(caller: KeyCaller, input: { q: string; limit?: number }): Promise<Suggestions> {
+    const limit = input.limit ?? DEFAULT_LIMIT;
+    // Searches are recorded without NUL (search-service), and a NUL breaks the store's query.
+    const typed = input.q.replace(/\u0000/g, '').trim();
+    const since = new Date(this.now() - SUGGESTION_DAYS * 86_400_000);
+    const pastQueries = typed !== '' && caller.key.kind !== 'publishable';
+    const [own, popular, vocabulary] = await Promise.all([
+      pastQueries ? this.deps.queries.ownQueries(caller.user.id, typed, since, limit + 1) : [],
+      pastQueries ? this.deps.queries.popularQueries(typed, since, POPULAR_MIN_USERS, limit + 1) : [],
+      this.vocabularyOf(caller),
+    ]);
+    const seen = new Set([typed.toLowerCase()]);
+    const suggestions: Suggestions['suggestions'] = [];
+    for (const [source, rows] of [['history', own], ['popular', popular]] as const) {
+      for (const row of rows) {
+        const key = row.query.trim().toLowerCase();
+        if (seen.has(key) || suggestions.length >= limit) continue;
+        seen.add(key);
+        suggestions.push({ text: row.query, source, count: row.count });
+      }
+    }
+    return { query: input.q, suggestions, didYouMean: didYouMean(typed, vocabulary, Math.min(3, limit)) };
+  }
+
+  /** A connection changed or went: sample it again next time. */
+  forget(databaseId: string): void {
+    this.vocabularies.forget(databaseId);
+  }
+
+  /** The words of the connections (and tables) the key may search. */
+  private async vocabularyOf(caller: KeyCaller): Promise<Vocabulary> {
+    const scope = searchScope(caller.key, {});
+    const own = scope.keyDefault ? new Set(scope.databases) : null;
+    const records = firstDatabases(caller.user, (await this.deps.connections.listOwned(caller.user.id, caller.key.environment)).filter((record) => !own || own.has(record.id)));
+    const tables = scope.tables ?? null;
+    const vocabularies = await Promise.all(records.map(async (record) => {
+      const sampled = await this.sample(record).catch((): SampledVocabulary => ({ all: new Map(), tables: [] }));
+      return tables ? mergeVocabularies(sampled.tables.filter((t) => named(t.table, tables)).map((t) => t.vocabulary)) : sampled.all;
+    }));
+    return mergeVocabularies(vocabularies);
+  }
+
+  private sample(record: DatabaseConnectionRecord): Promise<SampledVocabulary> {
+    return this.vocabularies.get(record.id, `${record.updatedAt.getTime()}`, async () => {
+      const { executor, schema } = await this.deps.search.schemaOf(record, this.now() + this.deps.timeoutMs);
+      return sampleVocabularies(executor, schema, this.deps.timeoutMs);
+    });
+  }
+}
