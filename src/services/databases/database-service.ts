@@ -108,17 +108,8 @@ export class DatabaseService {
       userId: caller.user.id,
       name: input.name.trim(),
       engine,
-      host: draft.host,
-      port: draft.port,
-      database: draft.database,
-      username: draft.username,
-      passwordEncrypted: draft.password === null ? null : encryptSecret(draft.password, this.deps.credentialsKey, id),
-      ssl: draft.ssl,
       environment: input.environment ?? 'live',
-      tables: draft.tables,
-      status: 'connected',
-      lastTestedAt: new Date(test.testedAt),
-      lastError: null,
+      ...this.testedSettings(draft, id, test.testedAt),
       indexEnabled: input.indexing?.enabled ?? true,
       syncIntervalMinutes: input.indexing?.syncIntervalMinutes === undefined ? 60 : input.indexing.syncIntervalMinutes,
       nextSyncAt: null,
@@ -164,16 +155,7 @@ export class DatabaseService {
       };
       const test = await this.testSettings(await this.saveable(draft, record.userId));
       Object.assign(changes, {
-        host: draft.host,
-        port: draft.port,
-        database: draft.database,
-        username: draft.username,
-        passwordEncrypted: draft.password === null ? null : encryptSecret(draft.password, this.deps.credentialsKey, id),
-        ssl: draft.ssl,
-        tables: draft.tables,
-        status: 'connected',
-        lastTestedAt: new Date(test.testedAt),
-        lastError: null,
+        ...this.testedSettings(draft, id, test.testedAt),
         schemaCache: null,
         schemaDiscoveredAt: null,
       } satisfies DatabaseConnectionChanges);
@@ -305,6 +287,22 @@ export class DatabaseService {
       if (isConnectorError(error)) throw fromConnectorError(error, true);
       throw error;
     }
+  }
+
+  /** What a connection stores once its settings passed the test: the password only encrypted. */
+  private testedSettings(draft: ConnectionSettings, id: string, testedAt: string) {
+    return {
+      host: draft.host,
+      port: draft.port,
+      database: draft.database,
+      username: draft.username,
+      passwordEncrypted: draft.password === null ? null : encryptSecret(draft.password, this.deps.credentialsKey, id),
+      ssl: draft.ssl,
+      tables: draft.tables,
+      status: 'connected' as const,
+      lastTestedAt: new Date(testedAt),
+      lastError: null,
+    };
   }
 
   private async testSettings(settings: ConnectionSettings) {
