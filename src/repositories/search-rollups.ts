@@ -18,10 +18,13 @@ export const SLOW_SEARCH_MS = 500;
 export interface RollupSource {
   userId: string;
   query: string;
+  /** Names of the tables it actually read, over all databases (not only the request's filter); null if unknown. */
   tables: string[] | null;
   resultCount: number;
   responseTimeMs: number;
+  /** Whether every database answered. */
   status: 'ok' | 'partial' | 'error';
+  /** Tables read without a full-text index (the search fell back to a bounded scan). */
   unindexedTables: UnindexedTable[] | null;
   createdAt: Date;
 }

@@ -1,26 +1,20 @@
 import type { components } from '../../../generated/openapi.js';
 import { newId } from '../../lib/ids.js';
-import type { SearchRecordRepository, SearchRecordRow, UnindexedTable } from '../../repositories/search-record-repository.js';
+import type { SearchRecordRepository, SearchRecordRow } from '../../repositories/search-record-repository.js';
 import { BatchWriter } from '../../lib/batch-writer.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
+import type { RollupSource } from '../../repositories/search-rollups.js';
 import type { KeyCaller } from '../callers.js';
 
-/** What the search service reports once per search (POST /api/v1/search). */
-export interface SearchRecordInput {
-  userId: string;
+/**
+ * What the search service reports once per search (POST /api/v1/search): what the roll-ups are computed from, and
+ * which key, mode and connections it ran with.
+ */
+export interface SearchRecordInput extends RollupSource {
   keyId: string | null;
-  query: string;
   searchMode: components['schemas']['SearchMode'];
   /** Connection ids the search ran on. */
   databases: string[];
-  /** Names of the tables it actually read, over all databases (not only the request's filter); null if unknown. */
-  tables: string[] | null;
-  resultCount: number;
-  responseTimeMs: number;
-  status: 'ok' | 'partial' | 'error';
-  /** Tables read without a full-text index (the search fell back to a bounded scan). */
-  unindexedTables: UnindexedTable[] | null;
-  createdAt: Date;
 }
 
 /**
