@@ -4492,7 +4492,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The body is not `application/octet-stream`. */
+            /** @description The body is not `application/octet-stream` (or has no `Content-Type`). */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

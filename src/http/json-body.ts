@@ -35,9 +35,9 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 
 /**
  * Parses JSON bodies: malformed JSON, JSON nested deeper than MAX_JSON_DEPTH and oversized bodies are thrown to the
- * error translator. Body-less POSTs (logout, regenerate) pass. An `application/octet-stream` body is left unread for
- * the one operation that takes it (uploadSqliteFile reads it as a stream, within its own limits); whether the routed
- * operation accepts the body's type at all is checked after routing (api/media-type.ts). Any other type is 415.
+ * error translator. Body-less POSTs (logout, regenerate) pass. A body of another type is left unread: the one
+ * operation that takes `application/octet-stream` (uploadSqliteFile) reads it as a stream, within its own limits, and
+ * whether the routed operation accepts the body's type at all is checked after routing (api/media-type.ts, 415).
  */
 export function jsonBody(limitBytes: number): Middleware {
   const parse = bodyParser({
@@ -60,13 +60,11 @@ export function jsonBody(limitBytes: number): Middleware {
   return async (ctx, next) => {
     const length = Number(ctx.get('Content-Length') || 0);
     const hasBody = length > 0 || ctx.get('Transfer-Encoding') !== '';
-    // A file upload (uploadSqliteFile) is streamed by its handler, never parsed here.
-    if (hasBody && ctx.is('application/octet-stream')) {
+    // Only JSON is read here. A file upload (uploadSqliteFile) is streamed by its handler; a body of any other type,
+    // or of none, is left unread for the routed operation to refuse naming the type it takes (api/media-type.ts).
+    if (hasBody && !ctx.is('application/json')) {
       (ctx.request as { body?: unknown }).body = undefined;
       return next();
-    }
-    if (hasBody && !ctx.is('application/json')) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { contentType: ctx.get('Content-Type') || null });
     }
     if (length > limitBytes) {
       throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limit: limitBytes });
