@@ -415,7 +415,8 @@ export interface paths {
          * List the caller's API keys
          * @description All keys of the caller, secret and publishable, revoked ones included (`isActive` false), newest first.
          *     Secret keys are never listed. A publishable key is public by design (it is meant to be in a web page), so
-         *     its full value is listed in `publishableKey`, with its restrictions.
+         *     its full value is listed in `publishableKey`, with its restrictions. `rateLimitTier` is the tier the key acts
+         *     at: at most the account's plan, so a key made before the plan was lowered is listed at the plan's tier.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -509,8 +510,9 @@ export interface paths {
         put?: never;
         /**
          * Regenerate an API key's secret
-         * @description Issues a new key with the same name, environment, permissions, tier and expiry (and, for a publishable key,
-         *     the same restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
+         * @description Issues a new key with the same name, environment, permissions, tier (at most the account's plan now: a key
+         *     kept above a lowered plan gets the plan's tier) and expiry (and, for a publishable key, the same
+         *     restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
          *     immediately. The new key has a new `id`; `oldKeyId` is the path's key. A secret key's new value is in
          *     `secretKey`, a publishable key's in `publishableKey`. A revoked key cannot be regenerated (409 `CONFLICT`). Limited to 5
          *     per hour per user.
