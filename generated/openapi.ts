@@ -415,7 +415,8 @@ export interface paths {
          * List the caller's API keys
          * @description All keys of the caller, secret and publishable, revoked ones included (`isActive` false), newest first.
          *     Secret keys are never listed. A publishable key is public by design (it is meant to be in a web page), so
-         *     its full value is listed in `publishableKey`, with its restrictions.
+         *     its full value is listed in `publishableKey`, with its restrictions. `rateLimitTier` is the tier the key acts
+         *     at: at most the account's plan, so a key made before the plan was lowered is listed at the plan's tier.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -509,8 +510,9 @@ export interface paths {
         put?: never;
         /**
          * Regenerate an API key's secret
-         * @description Issues a new key with the same name, environment, permissions, tier and expiry (and, for a publishable key,
-         *     the same restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
+         * @description Issues a new key with the same name, environment, permissions, tier (at most the account's plan now: a key
+         *     kept above a lowered plan gets the plan's tier) and expiry (and, for a publishable key, the same
+         *     restrictions), and revokes the old one at once: the old key is rejected with 401 `KEY_REVOKED`
          *     immediately. The new key has a new `id`; `oldKeyId` is the path's key. A secret key's new value is in
          *     `secretKey`, a publishable key's in `publishableKey`. A revoked key cannot be regenerated (409 `CONFLICT`). Limited to 5
          *     per hour per user.
@@ -1386,7 +1388,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "STORE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "MALFORMED_URL" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "STORE_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -3060,6 +3062,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The path or query string is not valid percent-encoding (a lone `%`, or escapes such as `%FF%FE` that do not spell UTF-8). */
+        MalformedUrl: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The body is not JSON. */
         UnsupportedMediaType: {
             headers: {
@@ -3132,7 +3144,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description Any other error, in the error envelope (500 `INTERNAL_ERROR`, 501 `NOT_IMPLEMENTED`, 405 `METHOD_NOT_ALLOWED` with `Allow`). */
+        /** @description Any other error, in the error envelope (500 `INTERNAL_ERROR`, 501 `NOT_IMPLEMENTED`, 405 `METHOD_NOT_ALLOWED` with `Allow`, 400 `MALFORMED_URL` for a query string that is not valid percent-encoding). */
         Error: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4257,6 +4269,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeKeyResponse"];
                 };
             };
+            400: components["responses"]["MalformedUrl"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ApiKeyNotFound"];
             503: components["responses"]["StoreUnavailable"];
@@ -4306,6 +4319,7 @@ export interface operations {
                     "application/json": components["schemas"]["RegeneratedKeyResponse"];
                 };
             };
+            400: components["responses"]["MalformedUrl"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ApiKeyNotFound"];
             409: components["responses"]["KeyConflict"];
@@ -4480,7 +4494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The body is not `application/octet-stream`. */
+            /** @description The body is not `application/octet-stream` (or has no `Content-Type`). */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4649,6 +4663,7 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseResponse"];
                 };
             };
+            400: components["responses"]["MalformedUrl"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
             503: components["responses"]["StoreUnavailable"];
@@ -4717,6 +4732,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteDatabaseResponse"];
                 };
             };
+            400: components["responses"]["MalformedUrl"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
             503: components["responses"]["StoreUnavailable"];
@@ -4748,6 +4764,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectionTestResponse"];
                 };
             };
+            400: components["responses"]["MalformedUrl"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
             503: components["responses"]["StoreUnavailable"];
@@ -4823,6 +4840,7 @@ export interface operations {
                     "application/json": components["schemas"]["DatabaseStatusResponse"];
                 };
             };
+            400: components["responses"]["MalformedUrl"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DatabaseNotFound"];
             503: components["responses"]["StoreUnavailable"];

@@ -10,13 +10,13 @@ import { ConfigError, loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/lib/logger.js';
 import { isTierName } from '../src/rate-limit/index.js';
 import type { UserRecord } from '../src/repositories/user-repository.js';
-import { startServer } from '../src/server.js';
-import type { Services } from '../src/composition.js';
+import { runOperatorCommand } from '../src/operator.js';
+import type { OperatorServices } from '../src/composition.js';
 
 const [command, email, value] = process.argv.slice(2);
 const usage = 'usage: npm run user -- disable|enable <email> | role <email> admin|user | plan <email> free|pro|enterprise | plans';
 
-const commands: Record<string, { valid: boolean; run(services: Services): Promise<string> }> = {
+const commands: Record<string, { valid: boolean; run(services: OperatorServices): Promise<string> }> = {
   disable: { valid: Boolean(email), run: async (s) => describe(await s.accounts.setDisabled(email!, true)) },
   enable: { valid: Boolean(email), run: async (s) => describe(await s.accounts.setDisabled(email!, false)) },
   role: { valid: Boolean(email) && (value === 'admin' || value === 'user'), run: async (s) => describe(await s.accounts.setRole(email!, value as 'admin' | 'user')) },
@@ -35,16 +35,11 @@ if (!chosen?.valid) {
   process.exit(2);
 }
 try {
-  // Port 0 on loopback: the command briefly runs the real service stack (migrations, services), then stops it.
-  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1' });
-  const server = await startServer(config, createLogger('warn'));
-  try {
-    console.log(await chosen.run(server.services));
-    // Running servers cache accounts briefly; only a shared Redis tells them of the change at once.
-    if (command !== 'plans' && !config.redisUrl) console.log('Running servers see this within 5 seconds (at once when they share REDIS_URL).');
-  } finally {
-    await server.stop();
-  }
+  // Opens the store, changes one account (or reads the list), closes: no server is started.
+  const config = loadConfig(process.env);
+  console.log(await runOperatorCommand(config, createLogger('warn'), chosen.run));
+  // Running servers cache accounts briefly; only a shared Redis tells them of the change at once.
+  if (command !== 'plans' && !config.redisUrl) console.log('Running servers see this within 5 seconds (at once when they share REDIS_URL).');
 } catch (error) {
   console.error(error instanceof ConfigError ? error.message : `failed: ${(error as Error).message}`);
   process.exit(1);

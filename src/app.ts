@@ -8,6 +8,7 @@ import { crossOrigin } from './http/cors.js';
 import { errorTranslator } from './http/error-translator.js';
 import { jsonBody } from './http/json-body.js';
 import { requestId } from './http/request-id.js';
+import { wellFormedUrl } from './http/request-target.js';
 import { usageLog } from './http/usage-log.js';
 import { contractMethods } from './lib/contract.js';
 import { accessLogger, type Logger } from './lib/logger.js';
@@ -24,8 +25,8 @@ export interface QuarryApp {
 
 /**
  * The middleware, outermost first: closing connections once the server drains, CORS (a preflight ends there),
- * request id, access/usage log, contract check of the response, the one error translator, JSON body parsing, then
- * openapi-backend's request lifecycle, which routes by openapi.yaml.
+ * request id, access/usage log, contract check of the response, the one error translator, the check that the URL
+ * decodes, JSON body parsing, then openapi-backend's request lifecycle, which routes by openapi.yaml.
  */
 export async function createApp(config: Config, logger: Logger, services: Services): Promise<QuarryApp> {
   const api = await createApiBackend(services);
@@ -48,6 +49,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   koa.use(usageLog(accessLogger(logger), services.usage, services.clock));
   if (config.validateResponses) koa.use(responseValidator(api, contractViolations));
   koa.use(errorTranslator(logger));
+  koa.use(wellFormedUrl());
   koa.use(jsonBody(config.bodyLimit));
   koa.use(dispatch(api, services));
   koa.on('error', (error) => logger.debug({ err: error }, 'koa error event'));

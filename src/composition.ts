@@ -76,14 +76,13 @@ export interface Infrastructure {
   embeddings?: EmbeddingProvider;
 }
 
-/** The composition root: every service, wired once per server. Handlers reach services only through this. */
-export function createServices(infra: Infrastructure) {
-  const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
-  const embeddings = infra.embeddings ?? createEmbeddingProvider(config.embeddings);
-  const redisOutages = infra.redisOutages ?? new RedisOutageLog(logger);
+/**
+ * Accounts and plans over the store, and the caches they tell of a change (through the bus, so every process drops
+ * its copy): what the server and the operator's commands share.
+ */
+function accountServices(config: Config, bus: InvalidationBus) {
   const keyCache = new KeyCache(bus, 5_000);
   const accountCache = new AccountCache(bus, 5_000);
-  const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const tokens = new TokenService(config.jwt);
   // Account plans (issue 23): what an account may use, never the best tier among its own keys.
   const plans = new PlanService({
@@ -97,6 +96,27 @@ export function createServices(infra: Infrastructure) {
     cache: accountCache,
     connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
   });
+  return { keyCache, accountCache, plans, accounts };
+}
+
+/**
+ * What an operator's command on accounts needs (`npm run user`): accounts and plans, nothing that serves requests,
+ * runs in the background or reaches the users' databases.
+ */
+export function createOperatorServices(infra: Pick<Infrastructure, 'config' | 'bus'>) {
+  const { plans, accounts } = accountServices(infra.config, infra.bus);
+  return { plans, accounts };
+}
+
+export type OperatorServices = ReturnType<typeof createOperatorServices>;
+
+/** The composition root: every service, wired once per server. Handlers reach services only through this. */
+export function createServices(infra: Infrastructure) {
+  const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
+  const embeddings = infra.embeddings ?? createEmbeddingProvider(config.embeddings);
+  const redisOutages = infra.redisOutages ?? new RedisOutageLog(logger);
+  const { keyCache, accountCache, plans, accounts } = accountServices(config, bus);
+  const onBackgroundError = (error: unknown) => logger.error({ err: error }, 'background write failed');
   const apiKeys = new ApiKeyService({
     keys: apiKeyRepository, users: userRepository, connections: databaseConnectionRepository, pepper: config.apiKeyPepper, cache: keyCache, plans,
   });

@@ -12,8 +12,47 @@ import type { HandlerEnv, OperationHandler, RawReply, Reply } from './types.js';
 
 interface AjvErrorLike {
   instancePath: string;
+  keyword?: string;
   message?: string;
   params?: Record<string, unknown>;
+}
+
+/** Errors by which a `oneOf`/`anyOf` form says only "this value is not of my shape". */
+const SHAPE_KEYWORDS = new Set(['required', 'additionalProperties', 'type']);
+const BRANCHING_KEYWORDS = new Set(['oneOf', 'anyOf']);
+
+/**
+ * The errors that say what is wrong with a value that matched none of its `oneOf`/`anyOf` forms. Ajv reports every
+ * form's complaint: a filter of 51 conditions under `and` was told first that it lacks `column` (the condition form),
+ * not that `and` holds more than 50. Where some form got past the value's shape (an error inside the value, or of
+ * another kind), that form's errors are the relevant ones: the shape complaints at the value and the `oneOf` summary
+ * are dropped. A value no form fits at all keeps every complaint. Linear in the errors: a hostile body can make many.
+ */
+export function relevantErrors<E extends AjvErrorLike>(errors: E[]): E[] {
+  const byPath = new Map<string, E[]>();
+  /** Paths with an error somewhere inside them. */
+  const enclosing = new Set<string>();
+  for (const error of errors) {
+    const path = error.instancePath;
+    const here = byPath.get(path);
+    if (here) here.push(error);
+    else byPath.set(path, [error]);
+    for (let cut = path.lastIndexOf('/'); cut >= 0; cut = path.lastIndexOf('/', cut - 1)) {
+      const parent = path.slice(0, cut);
+      if (enclosing.has(parent)) break; // and so are its own parents
+      enclosing.add(parent);
+      if (cut === 0) break;
+    }
+  }
+  const isBranching = (error: E) => BRANCHING_KEYWORDS.has(error.keyword ?? '');
+  const isShape = (error: E) => SHAPE_KEYWORDS.has(error.keyword ?? '');
+  const drop = new Set<E>();
+  for (const [path, here] of byPath) {
+    if (!here.some(isBranching)) continue;
+    const gotFurther = enclosing.has(path) || here.some((error) => !isShape(error) && !isBranching(error));
+    if (gotFurther) for (const error of here) if (isShape(error) || isBranching(error)) drop.add(error);
+  }
+  return drop.size === 0 ? errors : errors.filter((error) => !drop.has(error));
 }
 
 /** Ajv errors in words a client can act on: where (body, query, path), which field, what is wrong. */
@@ -88,7 +127,7 @@ function lifecycle(api: OpenAPIBackend) {
     unauthorizedHandler,
     validationFail: async (c: Context) => {
       // At most MAX_VALIDATION_PROBLEMS are described: a body of 95,554 unknown fields made a 6.7 MB answer.
-      const found = (c.validation.errors ?? []) as AjvErrorLike[];
+      const found = relevantErrors((c.validation.errors ?? []) as AjvErrorLike[]);
       const errors = describeValidationErrors(found.slice(0, MAX_VALIDATION_PROBLEMS));
       const first = errors[0];
       const omitted = found.length - errors.length;

@@ -5,6 +5,7 @@ import type { RateLimitWindow } from '../rate-limit/decision.js';
 export const statusOfCode: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
   INVALID_JSON: 400,
+  MALFORMED_URL: 400,
   HOST_NOT_ALLOWED: 400,
   SQLITE_PATH_NOT_ALLOWED: 400,
   AUTH_REQUIRED: 401,

@@ -23,12 +23,23 @@ export class MemoryBus implements InvalidationBus {
   }
 
   async close(): Promise<void> {}
+
+  /** Nothing leaves this process, so nothing is ever on its way. */
+  async flush(): Promise<void> {}
 }
 
 /** Told when a Redis user loses Redis and when it has it again (RedisOutageLog), so an outage is reported once. */
 export interface RedisHealthSink {
   lost(error: unknown): void;
   regained(): void;
+}
+
+export interface RedisBusOptions {
+  /**
+   * Hold what is published before the connection is up, instead of dropping it (a server has long been connected
+   * when it publishes; a one-shot operator command publishes at once). A failed connection still fails the message.
+   */
+  queueUntilConnected?: boolean;
 }
 
 /** Redis pub/sub; the local handlers also run at once, so this process never waits for its own message. */
@@ -38,10 +49,12 @@ export class RedisBus implements InvalidationBus {
   private readonly subscriber: Redis;
   private readonly channelPrefix = 'quarry:invalidate:';
   private readonly ready = new Set<Redis>();
+  /** Messages on their way to Redis. */
+  private readonly sending = new Set<Promise<unknown>>();
 
-  constructor(url: string, private readonly health: RedisHealthSink) {
+  constructor(url: string, private readonly health: RedisHealthSink, busOptions: RedisBusOptions = {}) {
     const options = { maxRetriesPerRequest: 0, connectTimeout: 1000, enableOfflineQueue: false, lazyConnect: false };
-    this.publisher = new Redis(url, options);
+    this.publisher = new Redis(url, { ...options, enableOfflineQueue: busOptions.queueUntilConnected ?? false });
     this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
     // ioredis retries in the background and reports every attempt: the health sink turns that into one outage.
     for (const client of [this.publisher, this.subscriber]) {
@@ -64,7 +77,14 @@ export class RedisBus implements InvalidationBus {
   publish(topic: string, id: string): void {
     this.local.publish(topic, id);
     // While Redis is away a publish fails at once (no offline queue): the outage is already reported.
-    this.publisher.publish(this.channelPrefix + topic, id).catch((error: Error) => this.health.lost(error));
+    const sent = this.publisher.publish(this.channelPrefix + topic, id).catch((error: Error) => this.health.lost(error));
+    this.sending.add(sent);
+    void sent.finally(() => this.sending.delete(sent));
+  }
+
+  /** Waits until what was published so far reached Redis or failed: a process about to exit must not drop it. */
+  async flush(): Promise<void> {
+    await Promise.all(this.sending);
   }
 
   subscribe(topic: string, handler: (id: string) => void): void {

@@ -43,6 +43,22 @@ describe('the one error translator', () => {
     expect(res.body).toMatchObject(envelope('UNSUPPORTED_MEDIA_TYPE'));
   });
 
+  it('when a SQLite file is uploaded without Content-Type, then 415 names the type the upload takes (octet-stream), not JSON', async () => {
+    const user = await registerUser(t.client);
+    const res = await t.client.put('/api/v1/sqlite-files/notes.db', undefined, { token: user.token, raw: new Uint8Array([0x53, 0x51, 0x4c]) });
+    expect(res.status).toBe(415);
+    expect(res.body.error).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/octet-stream.', details: { contentType: null } });
+  });
+
+  it('when an operation that takes no body gets a body that is not JSON, then 415 (a JSON one is ignored)', async () => {
+    const user = await registerUser(t.client);
+    const text = await t.client.post('/api/v1/auth/logout', undefined, { token: user.token, raw: 'bye', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect(text.body.error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json.', details: { contentType: 'text/plain' } });
+    const json = await t.client.post('/api/v1/auth/logout', { reason: 'done' }, { token: user.token });
+    expect(json.status).toBe(200);
+  });
+
   it('when the body is larger than BODY_LIMIT, then 413 PAYLOAD_TOO_LARGE and nothing is created', async () => {
     const res = await t.client.post('/api/v1/auth/register', { email: 'big@example.com', password: 'correct-horse-42', name: 'x'.repeat(5000) });
     expect(res.status).toBe(413);

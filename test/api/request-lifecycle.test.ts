@@ -98,3 +98,34 @@ describe('routing and security', () => {
     expect(res.body).toMatchObject({ success: true, data: { rateLimit: { tier: 'free' } }, meta: { requestId: 'lifecycle-1', version: '1.0.0' } });
   });
 });
+
+describe('validation messages of a value with several forms (a search filter: a condition, and, or, not)', () => {
+  const condition = { column: 'price', op: 'lt', value: 5 };
+  const filterError = async (filter: unknown) => (await t.client.post('/api/v1/search', { query: 'battery', filter }, withKey())).body.error;
+
+  it.each(['and', 'or'])('when %s holds 51 conditions, then 400 says it may hold at most 50, not that a column is missing', async (group) => {
+    const error = await filterError({ [group]: Array(51).fill(condition) });
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.message).toBe(`The request is invalid: body/filter/${group} must NOT have more than 50 items.`);
+    expect(error.details.errors).toEqual([{ location: 'body', path: `/filter/${group}`, message: 'must NOT have more than 50 items' }]);
+  });
+
+  it('when a condition deep inside not and and has an unknown op, then 400 names that op, not the forms around it', async () => {
+    const error = await filterError({ not: { and: [{ column: 'price', op: 'about', value: 5 }] } });
+    expect(error.message).toMatch(/^The request is invalid: body\/filter\/not\/and\/0\/op must be equal to one of the allowed values: eq, /);
+    expect(error.details.errors).toHaveLength(1);
+  });
+
+  it('when a group is empty, then 400 says it needs at least one condition', async () => {
+    expect((await filterError({ and: [] })).message).toBe('The request is invalid: body/filter/and must NOT have fewer than 1 items.');
+  });
+
+  it('when a condition lacks its op, then 400 names the op', async () => {
+    expect((await filterError({ column: 'price' })).message).toBe("The request is invalid: body/filter/op must have required property 'op'.");
+  });
+
+  it('when the filter fits none of its forms, then every form says why (nothing is hidden)', async () => {
+    const error = await filterError({ colour: 'red' });
+    expect(error.details.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['/filter/column', '/filter/and', '/filter/or', '/filter/not', '/filter/colour']));
+  });
+});

@@ -105,6 +105,27 @@ describe('API5 self-chosen tiers (issue 23 item 3)', () => {
     expect((await t.client.get('/api/v1/analytics/export?format=csv', { token: user.token })).status).toBe(403);
   });
 
+  it('when the plan is lowered, then a key above it is listed at the plan, and regenerating it makes a key of the plan that stays there after an upgrade', async () => {
+    const user = await registerUser(t.client);
+    await grantPlan(t, user, 'enterprise');
+    const key = await createKey(t.client, user, { rateLimitTier: 'enterprise' });
+    await grantPlan(t, user, 'free');
+    const tierOf = async (id: string) => (await t.client.get('/api/v1/keys', { token: user.token })).body.data.apiKeys.find((k: { id: string }) => k.id === id)?.rateLimitTier;
+    expect(await tierOf(key.id)).toBe('free');
+
+    const regenerated = await t.client.post(`/api/v1/keys/${key.id}/regenerate`, undefined, { token: user.token });
+    expect(regenerated.status).toBe(200);
+    expect(regenerated.body.data.apiKey.rateLimitTier).toBe('free');
+    const newId = regenerated.body.data.apiKey.id;
+    expect(await tierOf(newId)).toBe('free');
+
+    // The regenerated key was granted at the plan of its day: raising the plan again does not raise it.
+    await grantPlan(t, user, 'enterprise');
+    expect(await tierOf(newId)).toBe('free');
+    const status = await t.client.get('/api/v1/rate-limit/status', { token: regenerated.body.data.secretKey });
+    expect(status.headers.get('x-ratelimit-tier')).toBe('free');
+  });
+
   it('when a free account connects a fourth database with enterprise keys in hand, then 403 TIER_LIMIT_EXCEEDED', async () => {
     const user = await registerUser(t.client);
     const connect = (i: number) => t.client.post('/api/v1/databases', { name: `notes ${i}`, engine: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', username: 'postgres', password: '', environment: 'test' }, { token: user.token });

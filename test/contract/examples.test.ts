@@ -76,8 +76,9 @@ const ext = (operation: Operation, name: string) => (operation.spec as unknown a
  * operation's own description, where its behaviour is documented.
  */
 function codesOf(operation: Operation): Set<string> {
-  // Every operation may find Quarry's store down (the one error translator answers STORE_UNAVAILABLE for any).
-  const codes = new Set(['INTERNAL_ERROR', 'NOT_IMPLEMENTED', 'METHOD_NOT_ALLOWED', 'STORE_UNAVAILABLE']);
+  // Every operation may find Quarry's store down (the one error translator answers STORE_UNAVAILABLE for any), and
+  // every URL is checked to decode before routing (MALFORMED_URL).
+  const codes = new Set(['INTERNAL_ERROR', 'NOT_IMPLEMENTED', 'METHOD_NOT_ALLOWED', 'STORE_UNAVAILABLE', 'MALFORMED_URL']);
   const add = (...more: string[]) => more.forEach((code) => codes.add(code));
   if (operation.spec.requestBody || operation.parameters.length > 0) add('VALIDATION_ERROR');
   if (operation.spec.requestBody) add('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { ApiClient } from '../support/api-client.js';
 import { registerUser } from '../support/factories.js';
-import { operatorCommand } from '../support/operator.js';
+import { operatorCommand, operatorRun } from '../support/operator.js';
 import { redisUrl } from '../support/stores.js';
 
 let server: ServerProcess | undefined;
@@ -39,6 +39,27 @@ describe('npm run user', () => {
     expect(await operatorCommand(env, ['plan', user.email.toUpperCase(), 'pro'])).toContain('plan pro');
     expect((await client.post('/api/v1/keys', { name: 'pro key', rateLimitTier: 'pro' }, { token: user.token })).status).toBe(201);
     expect(await operatorCommand(env, ['plans'])).toContain(`${user.email}: enabled, role admin, plan pro`);
+  }, 120_000);
+
+  it('when a command runs, then it only opens the store, changes the row and closes: it never listens on a port and logs no store misuse', async () => {
+    const client = new ApiClient(server!.url);
+    const user = await registerUser(client);
+    // Reports every server the command would start listening (an HTTP server, as the whole service stack has).
+    const probe = 'data:text/javascript,' + encodeURIComponent(
+      "import net from 'node:net'; const listen = net.Server.prototype.listen; "
+      + "net.Server.prototype.listen = function (...args) { process.stderr.write('PROBE: listening\\n'); return listen.apply(this, args); };",
+    );
+    const { stdout, stderr } = await operatorRun(env, ['plan', user.email, 'enterprise'], ['--import', probe]);
+    expect(stdout).toContain(`${user.email}: enabled, role user, plan enterprise`);
+    expect(stderr).not.toContain('PROBE: listening');
+    expect(stdout + stderr).not.toMatch(/SQLITE_MISUSE|"level":[56]0/);
+    expect((await client.post('/api/v1/keys', { name: 'enterprise key', rateLimitTier: 'enterprise' }, { token: user.token })).status).toBe(201);
+  }, 120_000);
+
+  it('when the store lacks this version\'s schema, then the command changes nothing and says to start the server first', async () => {
+    await expect(operatorRun({ DATA_DIR: mkdtempSync(join(tmpdir(), 'quarry-operator-empty-')) }, ['plans'])).rejects.toMatchObject({
+      code: 1, stderr: expect.stringContaining('no Quarry schema yet'),
+    });
   }, 120_000);
 
   it('when a command names no account or an unknown role, then it fails and says why', async () => {

@@ -26,9 +26,13 @@ export async function makeAdmin(t: TestServer, user: Pick<TestUser, 'email'>): P
  * server's store settings (DATA_DIR or DATABASE_URL, and the secrets it was given). Resolves with its output.
  */
 export async function operatorCommand(env: Record<string, string>, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/user-admin.ts', ...args], {
+  return (await operatorRun(env, args)).stdout;
+}
+
+/** `operatorCommand` with both of its outputs; `nodeArgs` go to node before the script (a probe to `--import`). */
+export async function operatorRun(env: Record<string, string>, args: string[], nodeArgs: string[] = []): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', ...nodeArgs, 'scripts/user-admin.ts', ...args], {
     cwd: root,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
   });
-  return stdout;
 }

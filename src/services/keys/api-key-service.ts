@@ -53,7 +53,16 @@ function publishableView(key: ApiKeyRecord): Partial<ApiKey> {
   };
 }
 
-export function toApiKey(key: ApiKeyRecord): ApiKey {
+/**
+ * The tier a key acts at: its own, but never above its account's plan. A key made before the plan was lowered keeps
+ * its stored tier (it returns to it if the plan is raised again) and is shown, and acts, at the plan's.
+ */
+export function effectiveTier(tier: Tier, plan: Tier): Tier {
+  return isAbovePlan(tier, plan) ? plan : tier;
+}
+
+/** A key as the API shows it; its tier is the one it acts at under the account's current `plan`. */
+export function toApiKey(key: ApiKeyRecord, plan: Tier): ApiKey {
   return {
     id: key.id,
     name: key.name,
@@ -61,7 +70,7 @@ export function toApiKey(key: ApiKeyRecord): ApiKey {
     keyPrefix: keyPrefix(key.environment, key.publicId, key.kind),
     environment: key.environment,
     permissions: key.permissions,
-    rateLimitTier: key.tier,
+    rateLimitTier: effectiveTier(key.tier, plan),
     isActive: !key.revokedAt,
     expiresAt: key.expiresAt?.toISOString() ?? null,
     lastUsed: key.lastUsedAt?.toISOString() ?? null,
@@ -73,8 +82,8 @@ export function toApiKey(key: ApiKeyRecord): ApiKey {
   };
 }
 
-function toNewApiKey(key: ApiKeyRecord): NewApiKeyView {
-  const { lastUsed: _l, usageCount: _u, revokedAt: _r, updatedAt: _up, ...view } = toApiKey(key);
+function toNewApiKey(key: ApiKeyRecord, plan: Tier): NewApiKeyView {
+  const { lastUsed: _l, usageCount: _u, revokedAt: _r, updatedAt: _up, ...view } = toApiKey(key, plan);
   return view;
 }
 
@@ -110,7 +119,7 @@ export class ApiKeyService {
       new AppError('SETUP_ALREADY_COMPLETED', 'Setup was already completed. Create further keys with POST /api/v1/keys.');
     if ((await this.deps.keys.countOwned(caller.user.id)) > 0) throw conflict();
     try {
-      return await this.mintSecretKey(caller.user.id, {
+      return await this.mintSecretKey(caller, {
         name, environment: 'test', permissions: ['search', 'analytics'], tier: 'free', expiresAt: null,
       }, caller.user.id);
     } catch (error) {
@@ -121,7 +130,7 @@ export class ApiKeyService {
 
   /** createApiKey: a tier above the account's plan is 403 TIER_ABOVE_PLAN. */
   async create(caller: UserCaller, input: CreateKeyRequest): Promise<CreatedKey> {
-    return this.mintSecretKey(caller.user.id, {
+    return this.mintSecretKey(caller, {
       name: input.name.trim() || 'Unnamed key',
       environment: input.environment ?? 'test',
       permissions: input.permissions ?? ['search'],
@@ -144,13 +153,14 @@ export class ApiKeyService {
       expiresAt: parseExpiry(input.expiresAt, this.now()) ?? null,
       ...restrictions,
     });
-    return { apiKey: toNewApiKey(key), publishableKey: value };
+    return { apiKey: toNewApiKey(key, planOfUser(caller.user)), publishableKey: value };
   }
 
   /** listApiKeys */
   async list(caller: UserCaller): Promise<{ apiKeys: ApiKey[]; total: number }> {
     const keys = await this.deps.keys.listOwned(caller.user.id);
-    return { apiKeys: keys.map(toApiKey), total: keys.length };
+    const plan = planOfUser(caller.user);
+    return { apiKeys: keys.map((key) => toApiKey(key, plan)), total: keys.length };
   }
 
   /** updateApiKey: a tier above the account's plan is 403 TIER_ABOVE_PLAN. */
@@ -176,7 +186,7 @@ export class ApiKeyService {
       ...restrictions,
     });
     this.deps.cache.keyChanged(key.publicId);
-    return { apiKey: toApiKey(updated!) };
+    return { apiKey: toApiKey(updated!, planOfUser(caller.user)) };
   }
 
   /** revokeApiKey: permanent; revoking again answers with the original revocation time. */
@@ -187,9 +197,14 @@ export class ApiKeyService {
     return { keyId: key.id, message: 'API key revoked. It can no longer be used.', revokedAt: revoked.revokedAt!.toISOString() };
   }
 
-  /** regenerateApiKey: a new key (new id) with the same settings; the old one is revoked in the same transaction. */
+  /**
+   * regenerateApiKey: a new key (new id) with the same settings; the old one is revoked in the same transaction. The
+   * new key is a new grant, so its tier is at most the account's plan now (a key kept above a lowered plan is not
+   * carried over above it).
+   */
   async regenerate(caller: UserCaller, keyId: string): Promise<Regenerated> {
     const key = await this.owned(caller, keyId);
+    const plan = planOfUser(caller.user);
     if (key.revokedAt) throw new AppError('CONFLICT', 'This key is revoked; create a new key instead.', { keyId });
     const { secret, publicId } = mintSecret(key.environment, key.kind);
     const created = await this.deps.keys.replace(key.id, {
@@ -198,7 +213,7 @@ export class ApiKeyService {
       name: key.name,
       environment: key.environment,
       permissions: key.permissions,
-      tier: key.tier,
+      tier: effectiveTier(key.tier, plan),
       customLimits: key.customLimits,
       expiresAt: key.expiresAt,
       allowedOrigins: key.allowedOrigins,
@@ -208,7 +223,7 @@ export class ApiKeyService {
     }, this.now());
     this.deps.cache.keyChanged(key.publicId);
     const value = key.kind === 'publishable' ? { publishableKey: secret, warning: publishableNotice } : { secretKey: secret, warning };
-    return { apiKey: toNewApiKey(created), ...value, oldKeyId: key.id };
+    return { apiKey: toNewApiKey(created, plan), ...value, oldKeyId: key.id };
   }
 
   /** The owner's key or the same 404 as an unknown id, so other users' keys are invisible. */
@@ -243,18 +258,19 @@ export class ApiKeyService {
     if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix());
     if (cached) return { kind: 'key', key, user };
     // A key made before its account's plan was lowered (or before plans existed) acts at the plan's tier.
-    const effective = isAbovePlan(key.tier, planOfUser(user)) ? { ...key, tier: planOfUser(user) } : key;
+    const tier = effectiveTier(key.tier, planOfUser(user));
+    const effective = tier === key.tier ? key : { ...key, tier };
     this.deps.cache.set(parsed.publicId, effective, user, readAt);
     return { kind: 'key', key: effective, user };
   }
 
   private async mintSecretKey(
-    userId: string,
+    caller: UserCaller,
     input: { name: string; environment: 'live' | 'test'; permissions: Permission[]; tier: Tier; expiresAt: string | null },
     initialForUser?: string,
   ): Promise<CreatedKey> {
     const { key, value } = await this.mint('secret', {
-      userId,
+      userId: caller.user.id,
       name: input.name,
       environment: input.environment,
       permissions: [...new Set(input.permissions)],
@@ -263,7 +279,7 @@ export class ApiKeyService {
       expiresAt: parseExpiry(input.expiresAt, this.now()) ?? null,
       initialForUser: initialForUser ?? null,
     });
-    return { apiKey: toNewApiKey(key), secretKey: value, warning };
+    return { apiKey: toNewApiKey(key, planOfUser(caller.user)), secretKey: value, warning };
   }
 
   /** Stores a new key of `kind`; `value` is the key itself, to be shown to the caller. */
