@@ -1,7 +1,7 @@
 /**
  * A reference for `npm run bench`: Koa plus openapi-backend on Quarry's own openapi.yaml plus a JWT verified with
  * jose on every request, and nothing else. It routes and validates `GET /api/v1/auth/profile` from the contract
- * exactly as Quarry does (handleRequest, strict options, coerced, ajv-formats), its bearerJwt security handler
+ * exactly as Quarry does (handleRequest, its route table, strict options, coerced, ajv-formats), its bearerJwt security handler
  * verifies the token (HS256, issuer and audience, as Quarry's TokenService), and its handler answers a small body:
  * no session, store, limits or logging. The gap between it and bare Koa is what the mandated contract machinery and
  * a JWT cost by themselves. JWT_SECRET is the HS256 secret the bench signs its token with. Run as its own process.
@@ -10,12 +10,14 @@ import Koa from 'koa';
 import { jwtVerify } from 'jose';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { backendOptions } from '../../src/api/backend.js';
+import { useRouteTable } from '../../src/api/route-table.js';
 
 // As Quarry's TokenService: the secret imported once as an HMAC CryptoKey.
 const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(process.env.JWT_SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
 // Quarry's own options (src/api/backend.ts), not strict: this reference registers one handler, not all of them.
 const api = new OpenAPIBackend(backendOptions(false));
 await api.init();
+useRouteTable(api);
 api.register({
   getProfile: async () => ({ status: 200, body: { success: true, data: { status: 'ok' } } }),
   notFound: async () => ({ status: 404, body: { success: false } }),

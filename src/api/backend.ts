@@ -7,6 +7,7 @@ import type { Services } from '../composition.js';
 import { handlers as operationHandlers } from '../handlers/index.js';
 import { assertMediaType } from './media-type.js';
 import { enforcePolicies } from './policies.js';
+import { useRouteTable } from './route-table.js';
 import { securityHandlers, unauthorizedHandler } from './security.js';
 import type { HandlerEnv, OperationHandler, RawReply, Reply } from './types.js';
 
@@ -151,12 +152,14 @@ function lifecycle(api: OpenAPIBackend) {
 
 /**
  * The contract is the route table: openapi-backend's handleRequest matches the operation, runs the security
- * handlers, our policies, validation, then `handlers[operationId]` (STYLE.md §1). Handlers are registered after
- * init, so strict mode refuses one whose operationId the contract does not name, and the start fails.
+ * handlers, our policies, validation, then `handlers[operationId]`. The contract's routes are laid out
+ * once, after init (RouteTable), instead of on every request. Handlers are registered after init, so strict mode
+ * refuses one whose operationId the contract does not name, and the start fails.
  */
 export async function createApiBackend(services: Services, handlers: Record<string, OperationHandler> = operationHandlers): Promise<OpenAPIBackend> {
   const api = new OpenAPIBackend(backendOptions(true));
   await api.init();
+  useRouteTable(api);
   api.register({ ...lifecycle(api), ...handlers } as never);
   for (const [name, handler] of Object.entries(securityHandlers(services))) api.registerSecurityHandler(name, handler);
   return api;
