@@ -13,6 +13,11 @@ import type { Engine } from './types.js';
 /** Most bytes SQLite may build for one value or row (sqlite3_limit LENGTH): beyond it the statement fails, nothing is allocated. */
 export const MAX_SQLITE_VALUE_BYTES = 32 * 1024 * 1024;
 
+/** Most characters of one field a result shows (live or from the index). */
+export const MAX_RESULT_FIELD_CHARS = 32_768;
+/** Most characters of a snippet or highlighted text an engine returns. */
+export const MAX_SNIPPET_CHARS = 2000;
+
 /** The reason a statement failed because a value was larger than the engine may build (SQLITE_TOOBIG). */
 export const VALUE_TOO_LARGE = 'value_too_large';
 

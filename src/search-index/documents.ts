@@ -4,7 +4,7 @@
  * here too: keyset pages in primary key order, so a resumed sync reads on where it stopped.
  */
 import { createHash } from 'node:crypto';
-import { boundedValue, valueBytes, type SqlExecutor, type TableSchema } from '../connectors/index.js';
+import { boundedValue, MAX_RESULT_FIELD_CHARS, valueBytes, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { filterValue, type IndexedColumn } from './filter-columns.js';
 import type { IndexRow } from './index-store.js';
 
@@ -13,7 +13,7 @@ type Row = Record<string, unknown>;
 /** Text a row contributes to the index; longer text is cut (a search engine indexes documents, not archives). */
 export const MAX_INDEX_TEXT_CHARS = 100_000;
 /** A text field longer than this is cut in the stored copy that results show. */
-export const MAX_FIELD_CHARS = 32_768;
+export const MAX_FIELD_CHARS = MAX_RESULT_FIELD_CHARS;
 /** The embedding model reads about 128 word pieces and costs grow with length: a row's first 1,000 characters. */
 export const MAX_EMBED_CHARS = 1000;
 /** A primary key longer than this as JSON is not indexed. */

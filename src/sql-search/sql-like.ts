@@ -9,7 +9,7 @@
 import type { QueryNode } from './boolean-query.js';
 import { highlightRow } from './highlight.js';
 import {
-  decodeRank, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
+  decodeRank, detailColumnsOf, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
 } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
 
@@ -58,7 +58,7 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
         return `(${node.children.map((c) => conditionSql(c, params)).join(node.kind === 'and' ? ' AND ' : ' OR ')})`;
     }
   };
-  const detailColumns = target.columns.map((c, i) => ({ sql: `d.${q(c)}`, alias: `c${i}` }));
+  const detailColumns = detailColumnsOf(target, dialect);
   const decodeDetail = (row: Record<string, unknown>): HitDetail => {
     const fields = fieldsOf(row, target.columns);
     return { fields, ...highlightRow(fields, target.searchColumns, query.terms, 'substring') };
