@@ -13,6 +13,8 @@ import type { Engine } from './types.js';
 /** Most bytes SQLite may build for one value or row (sqlite3_limit LENGTH): beyond it the statement fails, nothing is allocated. */
 export const MAX_SQLITE_VALUE_BYTES = 32 * 1024 * 1024;
 
+/** Most characters of a row's text that search reads: the index keeps no more, and the live path scans no more. */
+export const MAX_SEARCHED_TEXT_CHARS = 100_000;
 /** Most characters of one field a result shows (live or from the index). */
 export const MAX_RESULT_FIELD_CHARS = 32_768;
 /** Most characters of a snippet or highlighted text an engine returns. */

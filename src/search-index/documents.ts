@@ -4,14 +4,14 @@
  * here too: keyset pages in primary key order, so a resumed sync reads on where it stopped.
  */
 import { createHash } from 'node:crypto';
-import { boundedValue, MAX_RESULT_FIELD_CHARS, valueBytes, type SqlExecutor, type TableSchema } from '../connectors/index.js';
+import { boundedValue, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, valueBytes, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { filterValue, type IndexedColumn } from './filter-columns.js';
 import type { IndexRow } from './index-store.js';
 
 type Row = Record<string, unknown>;
 
 /** Text a row contributes to the index; longer text is cut (a search engine indexes documents, not archives). */
-export const MAX_INDEX_TEXT_CHARS = 100_000;
+export const MAX_INDEX_TEXT_CHARS = MAX_SEARCHED_TEXT_CHARS;
 /** A text field longer than this is cut in the stored copy that results show. */
 export const MAX_FIELD_CHARS = MAX_RESULT_FIELD_CHARS;
 /** The embedding model reads about 128 word pieces and costs grow with length: a row's first 1,000 characters. */

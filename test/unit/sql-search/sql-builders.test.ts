@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertReadOnlySql, DIALECTS, MAX_RESULT_FIELD_CHARS, MAX_SNIPPET_CHARS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
+import { assertReadOnlySql, DIALECTS, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, MAX_SNIPPET_CHARS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
 import { compileQuery, tableQueries } from '../../../src/sql-search/queries.js';
 import type { SearchTarget } from '../../../src/sql-search/types.js';
 import type { QueryNode } from '../../../src/sql-search/boolean-query.js';
@@ -24,13 +24,15 @@ const COLUMN_TYPES: Record<Engine, string[]> = {
   sqlite: ['INTEGER', 'TEXT', 'TEXT'],
 };
 
-/** The column a result shows, as each engine cuts it in SQL (what the details statement must read). */
-function cutColumn(engine: Engine): string {
-  const ref = `d.${DIALECTS[engine].quoteIdent(column)}`;
-  if (engine === 'postgres') return `left(${ref}::text, ${MAX_RESULT_FIELD_CHARS}) AS c1`;
-  if (engine === 'mysql') return `LEFT(${ref}, ${MAX_RESULT_FIELD_CHARS}) AS c1`;
-  return `CASE WHEN typeof(${ref}) IN ('text', 'blob') THEN substr(${ref}, 1, ${MAX_RESULT_FIELD_CHARS}) ELSE ${ref} END AS c1`;
+/** The text column as each engine cuts it in SQL. */
+function cut(engine: Engine, ref: string, chars: number): string {
+  if (engine === 'postgres') return `left(${ref}::text, ${chars})`;
+  if (engine === 'mysql') return `LEFT(${ref}, ${chars})`;
+  return `CASE WHEN typeof(${ref}) IN ('text', 'blob') THEN substr(${ref}, 1, ${chars}) ELSE ${ref} END`;
 }
+
+/** The column a result shows, as the details statement must read it. */
+const cutColumn = (engine: Engine) => `${cut(engine, `d.${DIALECTS[engine].quoteIdent(column)}`, MAX_RESULT_FIELD_CHARS)} AS c1`;
 
 function target(engine: Engine, indexed: boolean): SearchTarget {
   return {
@@ -60,6 +62,8 @@ describe('statement builders', () => {
           expect(statements[0]!.sql).toContain(dialect.quoteIdent(indexed && engine === 'sqlite' ? `${table}_fts` : table));
           expect(statements[0]!.sql).toMatch(/LIMIT 40\b/);
           expect(statements[1]!.sql).toContain(cutColumn(engine));
+          // The fallback scan reads each text only as far as search reads it.
+          if (!indexed) expect(statements[0]!.sql).toContain(`LOWER(${cut(engine, dialect.quoteIdent(column), MAX_SEARCHED_TEXT_CHARS)}) AS l0`);
         });
       }
     }
