@@ -1996,7 +1996,7 @@ export interface components {
             syncIntervalMinutes: number | null;
         };
         /**
-         * @description `queued`: waiting for a runner; `running`: reading and writing rows; `done`: finished; `failed`: see `error`, sync again to retry (it resumes); `cancelled`: stopped on request.
+         * @description `queued`: waiting for a runner; `running`: reading and writing rows; `done`: finished; `failed`: see `error` (`SYNC_ATTEMPTS_EXHAUSTED`: started `attempts` times and never finished), sync again to retry; `cancelled`: stopped on request.
          * @enum {string}
          */
         IndexJobStatus: "queued" | "running" | "done" | "failed" | "cancelled";
@@ -2031,6 +2031,19 @@ export interface components {
             rowsSkipped: number;
             /** @description Rows removed from the index because they are gone from the source. */
             rowsDeleted: number;
+            /**
+             * @description Rows left out of the index because they are larger than a sync reads: every value is cut in the database
+             *     (text to its first 100,000 characters for the indexed text, other values to 32,768), and a row whose cut
+             *     values still pass 2 MiB, or that SQLite cannot build within 32 MiB (a generated column computing a huge
+             *     value), is skipped and counted here. Such rows are searched neither from the index nor by their old copy.
+             */
+            rowsOversize: number;
+            /**
+             * @description Times a server started this job. A job started `INDEX_SYNC_ATTEMPTS` times (default 3) that never finished
+             *     (its server stopped each time, for example out of memory) is not resumed again: it ends `failed` with
+             *     error `SYNC_ATTEMPTS_EXHAUSTED`. A graceful stop hands the job back without counting.
+             */
+            attempts: number;
             /** @description Rows per second: of the current run while running, overall when done; null otherwise. */
             ratePerSecond: number | null;
             /** @description Seconds left at the current rate; 0 when done; null when unknown. */

@@ -304,6 +304,7 @@ function wireSearchIndex(deps: {
     logger,
     onSynced: (connectionId) => onIndexChanged(connectionId),
     maxActive: config.index.maxJobs,
+    maxAttempts: config.index.maxAttempts,
     sync: { queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000) },
     now,
   });

@@ -42,7 +42,7 @@ export interface Config {
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
   /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
-  index: { uri: string; readConsistencyMs: number; sync: boolean; maxJobs: number };
+  index: { uri: string; readConsistencyMs: number; sync: boolean; maxJobs: number; maxAttempts: number };
 }
 
 /** Thrown with every problem found, so one start tells the operator everything to fix. */
@@ -190,6 +190,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: 'true', meaning: 'This process runs index sync jobs and the sync schedule; `false` leaves them to the processes that do (it still searches the index).' })),
   INDEX_SYNC_JOBS: wholeNumber(1, 16).default(2)
     .meta(doc({ default: '2', meaning: 'Index sync jobs one process runs at once, each in another search space (1-16).' })),
+  INDEX_SYNC_ATTEMPTS: wholeNumber(1, 100).default(3)
+    .meta(doc({ default: '3', meaning: "Times a sync job is started before it ends failed when it never finishes (its server stopped while it ran, for example out of memory); a graceful stop does not count (1-100)." })),
   VALIDATE_RESPONSES: flag().default(false)
     .meta(doc({ default: 'false', meaning: 'Check every response against openapi.yaml and record violations (tests turn it on).' })),
 });
@@ -291,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
       readConsistencyMs: settings.INDEX_READ_CONSISTENCY_MS,
       sync: settings.INDEX_SYNC,
       maxJobs: settings.INDEX_SYNC_JOBS,
+      maxAttempts: settings.INDEX_SYNC_ATTEMPTS,
     },
   };
 }

@@ -5,6 +5,7 @@
  * for server-side logs only.
  */
 import type { components } from '../../generated/openapi.js';
+import { VALUE_TOO_LARGE } from './bounded-values.js';
 import type { Engine } from './types.js';
 
 type ErrorCode = components['schemas']['ErrorCode'];
@@ -64,6 +65,11 @@ export function isConnectorError(err: unknown): err is ConnectorError {
   return err instanceof ConnectorError;
 }
 
+/** True when a statement failed because a value was larger than the engine may build for Quarry. */
+export function isValueTooLarge(err: unknown): boolean {
+  return err instanceof ConnectorError && err.details.reason === VALUE_TOO_LARGE;
+}
+
 /** True for the codes that mean "refused by Quarry's own policy" (400), as opposed to a database failure (422/502). */
 export function isPolicyError(code: string): boolean {
   return code === 'HOST_NOT_ALLOWED' || code === 'SQLITE_PATH_NOT_ALLOWED';
@@ -104,6 +110,7 @@ const MESSAGES = {
   readOnly: 'Quarry runs read-only statements only; the database refused a write.',
   sqliteNotADatabase: 'The file is not an SQLite database.',
   locked: 'The database is locked by another process.',
+  tooLarge: 'A value in the database is larger than Quarry reads.',
   generic: 'The database could not run the query.',
 } as const;
 
@@ -160,6 +167,7 @@ function classifySqlite(code: string): Classified | null {
     case 'SQLITE_NOTADB': return { code: 'DATABASE_ERROR', message: MESSAGES.sqliteNotADatabase };
     case 'SQLITE_BUSY':
     case 'SQLITE_LOCKED': return { code: 'DATABASE_ERROR', message: MESSAGES.locked };
+    case 'SQLITE_TOOBIG': return { code: 'DATABASE_ERROR', message: MESSAGES.tooLarge, reason: VALUE_TOO_LARGE };
     default: return null;
   }
 }

@@ -15,6 +15,7 @@ export {
   CONNECTOR_ERROR_CODES,
   isConnectorError,
   isPolicyError,
+  isValueTooLarge,
   toConnectorError,
   type ConnectorErrorCode,
   type ConnectorErrorDetails,
@@ -30,6 +31,7 @@ export {
 } from './host-policy.js';
 export { resolveSqlitePath, userSqliteDir } from './sqlite-path.js';
 export { sqliteFileProblem } from './sqlite-file.js';
+export { boundedValue, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, MAX_SNIPPET_CHARS, MAX_SQLITE_VALUE_BYTES, VALUE_TOO_LARGE, valueBytes } from './bounded-values.js';
 export { assertReadOnlySql } from './read-only-guard.js';
 export { createExecutor, DEFAULT_PORTS, DIALECTS, type ExecutorOptions } from './executor.js';
 export { describeServerVersion, testConnection, testExecutor, type ConnectionTestResult } from './connection-test.js';

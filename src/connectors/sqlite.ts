@@ -2,9 +2,11 @@
  * SQLite executor: a few handles on one file, each opened with OPEN_READONLY (no OPEN_CREATE, no OPEN_URI) and
  * `PRAGMA query_only`, so neither the file nor a temp table can be written. A statement that runs past its limit
  * is stopped with sqlite3_interrupt (db.interrupt()); each handle has its own, so one slow query never interrupts
- * another.
+ * another. Each handle also caps the size of any value SQLite builds (SQLITE_LIMIT_LENGTH): a generated column or
+ * an expression that would make a huge value fails (SQLITE_TOOBIG) instead of allocating it in this process.
  */
 import sqlite3 from 'sqlite3';
+import { MAX_SQLITE_VALUE_BYTES } from './bounded-values.js';
 import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
 import { poolClosedError, timeoutError, toConnectorError } from './errors.js';
 import { assertReadOnlySql } from './read-only-guard.js';
@@ -43,6 +45,7 @@ export function createSqliteExecutor(settings: ConnectionSettings, options: Pool
     async create() {
       const db = await openReadOnly(settings.database);
       try {
+        db.configure('limit', sqlite3.LIMIT_LENGTH, MAX_SQLITE_VALUE_BYTES);
         await exec(db, 'PRAGMA query_only = ON');
         db.configure('busyTimeout', Math.min(1000, options.connectTimeoutMs));
         return db;

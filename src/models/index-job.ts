@@ -24,6 +24,10 @@ export class IndexJobModel extends Model<InferAttributes<IndexJobModel>, InferCr
   declare rowsEmbedded: CreationOptional<number>;
   declare rowsSkipped: CreationOptional<number>;
   declare rowsDeleted: CreationOptional<number>;
+  /** Rows left out because a value or the row was larger than a sync reads. */
+  declare rowsOversize: CreationOptional<number>;
+  /** Times a process claimed the job; a stop that hands it back does not count. */
+  declare attempts: CreationOptional<number>;
   declare truncated: CreationOptional<boolean>;
   /** JSON array of the primary key values of the last row written. */
   declare cursor: CreationOptional<string | null>;
@@ -54,6 +58,8 @@ export class IndexJobModel extends Model<InferAttributes<IndexJobModel>, InferCr
         rowsEmbedded: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         rowsSkipped: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         rowsDeleted: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        rowsOversize: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         truncated: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         cursor: { type: DataTypes.TEXT, allowNull: true },
         error: { type: DataTypes.JSON, allowNull: true },

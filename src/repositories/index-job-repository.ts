@@ -5,9 +5,20 @@ import type { IndexJobStatus } from '../models/index-job.js';
 export type IndexJobRecord = InferAttributes<IndexJobModel>;
 export type NewIndexJob = Pick<IndexJobRecord, 'id' | 'connectionId' | 'tableName' | 'space' | 'trigger' | 'semantic' | 'providerId' | 'rowLimit'>;
 export type IndexJobProgress = Partial<Pick<IndexJobRecord,
-  'rowsTotal' | 'rowsDone' | 'rowsWritten' | 'rowsEmbedded' | 'rowsSkipped' | 'rowsDeleted' | 'truncated' | 'cursor' | 'heartbeatAt' | 'error' | 'finishedAt' | 'rowLimit' | 'semantic' | 'providerId'>>;
+  'rowsTotal' | 'rowsDone' | 'rowsWritten' | 'rowsEmbedded' | 'rowsSkipped' | 'rowsOversize' | 'rowsDeleted' | 'truncated' | 'cursor' | 'heartbeatAt' | 'error' | 'finishedAt' | 'rowLimit' | 'semantic' | 'providerId'>>;
 
 const LIVE: IndexJobStatus[] = ['queued', 'running'];
+
+/** Claims of a job before it ends failed, when the caller names none. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** The error of a job that was claimed `attempts` times and never finished: its process died each time. */
+export function attemptsExhausted(attempts: number): { code: string; message: string } {
+  return {
+    code: 'SYNC_ATTEMPTS_EXHAUSTED',
+    message: `The sync was started ${attempts} times and never finished (the server stopped while it ran); it is not resumed again. Start a sync to try again.`,
+  };
+}
 const plain = (model: IndexJobModel | null): IndexJobRecord | null => (model ? model.get({ plain: true }) : null);
 
 /**
@@ -64,9 +75,11 @@ export const indexJobRepository = {
   /**
    * Claims the oldest job no process is running: queued, or running with a heartbeat older than `staleBefore` (its
    * process stopped or died). The conditional update makes the claim safe against other processes; the unique index
-   * on running jobs per space refuses a claim while another job of the same space runs.
+   * on running jobs per space refuses a claim while another job of the same space runs. Every claim counts as an
+   * attempt; a job already claimed `maxAttempts` times (each time its process died: a stop hands it back uncounted)
+   * ends failed instead, so data that takes a server down cannot take it down at every start.
    */
-  async claimNext(now: Date, staleBefore: Date, exclude: string[]): Promise<IndexJobRecord | null> {
+  async claimNext(now: Date, staleBefore: Date, exclude: string[], maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<IndexJobRecord | null> {
     const stale = { [Op.or]: [{ heartbeatAt: null }, { heartbeatAt: { [Op.lt]: staleBefore } }] };
     const claimable: WhereOptions = { [Op.or]: [{ status: 'queued', ...stale }, { status: 'running', ...stale }] };
     const busySpaces = (await IndexJobModel.findAll({
@@ -85,12 +98,23 @@ export const indexJobRepository = {
       limit: 10,
     });
     for (const candidate of candidates) {
+      const unchanged = { id: candidate.id, status: candidate.status, heartbeatAt: candidate.heartbeatAt, attempts: candidate.attempts };
+      if (candidate.attempts >= maxAttempts) {
+        await IndexJobModel.update(
+          { status: 'failed', error: attemptsExhausted(candidate.attempts), finishedAt: now, heartbeatAt: null },
+          { where: unchanged },
+        );
+        continue;
+      }
       try {
         // A stale running job of the same space still holds the space: hand it back before claiming another.
         if (candidate.status === 'queued') await this.releaseStale(candidate.space, staleBefore);
         const [claimed] = await IndexJobModel.update(
-          { status: 'running', heartbeatAt: now, resumedAt: now, rowsAtResume: candidate.rowsDone, startedAt: candidate.startedAt ?? now },
-          { where: { id: candidate.id, status: candidate.status, heartbeatAt: candidate.heartbeatAt } },
+          {
+            status: 'running', heartbeatAt: now, resumedAt: now, rowsAtResume: candidate.rowsDone, startedAt: candidate.startedAt ?? now,
+            attempts: candidate.attempts + 1,
+          },
+          { where: unchanged },
         );
         if (claimed === 1) return this.findById(candidate.id);
       } catch (error) {
@@ -128,9 +152,16 @@ export const indexJobRepository = {
     if (ids.length > 0) await IndexJobModel.update({ heartbeatAt: now }, { where: { id: ids, status: 'running' } });
   },
 
-  /** Hands running jobs back to the queue (graceful stop): the next process to start resumes them at once. */
+  /**
+   * Hands running jobs back to the queue (graceful stop): the next process to start resumes them at once. The claim
+   * that is handed back did not fail, so it is not counted as an attempt.
+   */
   async release(ids: string[]): Promise<void> {
-    if (ids.length > 0) await IndexJobModel.update({ status: 'queued', heartbeatAt: null }, { where: { id: ids, status: 'running' } });
+    if (ids.length === 0) return;
+    await IndexJobModel.sequelize!.transaction(async (transaction) => {
+      await IndexJobModel.decrement('attempts', { by: 1, where: { id: ids, status: 'running', attempts: { [Op.gt]: 0 } }, transaction });
+      await IndexJobModel.update({ status: 'queued', heartbeatAt: null }, { where: { id: ids, status: 'running' }, transaction });
+    });
   },
 
   /** Keeps a table's job history short: drops its ended jobs other than `keepIds`. */

@@ -4,20 +4,27 @@
  * here too: keyset pages in primary key order, so a resumed sync reads on where it stopped.
  */
 import { createHash } from 'node:crypto';
-import type { SqlExecutor, TableSchema } from '../connectors/index.js';
+import { boundedValue, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, valueBytes, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { filterValue, type IndexedColumn } from './filter-columns.js';
 import type { IndexRow } from './index-store.js';
 
 type Row = Record<string, unknown>;
 
 /** Text a row contributes to the index; longer text is cut (a search engine indexes documents, not archives). */
-export const MAX_INDEX_TEXT_CHARS = 100_000;
+export const MAX_INDEX_TEXT_CHARS = MAX_SEARCHED_TEXT_CHARS;
 /** A text field longer than this is cut in the stored copy that results show. */
-export const MAX_FIELD_CHARS = 32_768;
+export const MAX_FIELD_CHARS = MAX_RESULT_FIELD_CHARS;
 /** The embedding model reads about 128 word pieces and costs grow with length: a row's first 1,000 characters. */
 export const MAX_EMBED_CHARS = 1000;
 /** A primary key longer than this as JSON is not indexed. */
 export const MAX_KEY_CHARS = 512;
+/**
+ * Most bytes of one source row a sync holds, after its values were cut in SQL: a wider row is skipped and counted,
+ * as one tenant's row must not cost the memory every other tenant's requests need.
+ */
+export const MAX_ROW_BYTES = 2 * 1024 * 1024;
+/** Most bytes of source rows one page holds: a page of wide rows has fewer rows. */
+export const MAX_PAGE_BYTES = 32 * 1024 * 1024;
 
 /** A value as JSON-safe scalar: bigints and dates as strings, bytes as hex. */
 export function keyValue(value: unknown): string | number | boolean | null {
@@ -136,18 +143,83 @@ function afterCursor(executor: SqlExecutor, table: TableSchema, firstParam: numb
   return key.length === 1 ? `${key[0]} ${op} ${marks[0]}` : `(${key.join(', ')}) ${op} (${marks.join(', ')})`;
 }
 
+type Statement = { sql: string; params: unknown[] };
+
 /**
- * One page of rows after `after` (the previous page's last primary key) in primary key order: keyset paging, so a
- * resumed job reads on where it stopped and no page costs more than its own rows. Identifiers come from the
- * discovered schema and are quoted by the engine; values are bound.
+ * The columns a sync reads, each cut in SQL to what the index keeps of it (text columns to the indexed text, the
+ * others to a result's field), primary key columns as they are: they are the row's reference.
  */
-export function pageQuery(executor: SqlExecutor, table: TableSchema, after: unknown[] | null, limit: number): { sql: string; params: unknown[] } {
-  const columns = [...new Set([...table.primaryKey, ...fieldColumns(table)])].map((c) => executor.quoteIdent(c)).join(', ');
+function boundedColumns(executor: SqlExecutor, table: TableSchema): Array<{ name: string; sql: string }> {
+  const keys = new Set(table.primaryKey);
+  const types = new Map(table.columns.map((c) => [c.name, c.type]));
+  const text = new Set(table.textColumns);
+  return [...new Set([...table.primaryKey, ...fieldColumns(table)])].map((name) => {
+    const ref = executor.quoteIdent(name);
+    if (keys.has(name)) return { name, sql: ref };
+    const max = text.has(name) ? MAX_INDEX_TEXT_CHARS : MAX_FIELD_CHARS;
+    return { name, sql: boundedValue(executor.engine, ref, types.get(name), max) };
+  });
+}
+
+/** The bytes of a row's bounded values, in SQL. */
+function rowBytes(executor: SqlExecutor, table: TableSchema): string {
+  const sizes = boundedColumns(executor, table).map((c) => valueBytes(executor.engine, c.sql));
+  return sizes.length > 0 ? `(${sizes.join(' + ')})` : '0';
+}
+
+function pageOf(executor: SqlExecutor, table: TableSchema, select: string, after: unknown[] | null, limit: number, extra = ''): Statement {
   const order = table.primaryKey.map((c) => executor.quoteIdent(c)).join(', ');
   const pageSize = Math.max(1, Math.floor(limit));
   const from = qualifiedName(executor, table);
-  if (!after) return { sql: `SELECT ${columns} FROM ${from} ORDER BY ${order} LIMIT ${pageSize}`, params: [] };
-  return { sql: `SELECT ${columns} FROM ${from} WHERE ${afterCursor(executor, table, 1, '>')} ORDER BY ${order} LIMIT ${pageSize}`, params: after };
+  const where = [after ? afterCursor(executor, table, 1, '>') : '', extra].filter(Boolean);
+  const condition = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  return { sql: `SELECT ${select} FROM ${from}${condition} ORDER BY ${order} LIMIT ${pageSize}`, params: after ?? [] };
+}
+
+/**
+ * The primary key and size in bytes (`quarry_bytes`) of up to `limit` rows after `after`, in primary key order: what a
+ * sync reads first, so that it reads no more rows than fit in a page and skips a row too wide to hold. The size is
+ * of the values as cut, so the engine reads each value once more but no value reaches Quarry.
+ */
+export function pageSizesQuery(executor: SqlExecutor, table: TableSchema, after: unknown[] | null, limit: number): Statement {
+  const keys = table.primaryKey.map((c) => executor.quoteIdent(c));
+  return pageOf(executor, table, `${keys.join(', ')}, ${rowBytes(executor, table)} AS quarry_bytes`, after, limit);
+}
+
+/** The primary keys alone of up to `limit` rows after `after`: no value of the row is built. */
+export function pageKeysQuery(executor: SqlExecutor, table: TableSchema, after: unknown[] | null, limit: number): Statement {
+  return pageOf(executor, table, table.primaryKey.map((c) => executor.quoteIdent(c)).join(', '), after, limit);
+}
+
+/**
+ * One page of rows after `after` (the previous page's last primary key) up to `upTo` (the last row that fits the
+ * page) in primary key order: keyset paging, so a resumed job reads on where it stopped and no page costs more than
+ * its own rows. Every value is cut in SQL and a row over MAX_ROW_BYTES is left out. Identifiers come from the
+ * discovered schema and are quoted by the engine; values are bound.
+ */
+export function pageQuery(executor: SqlExecutor, table: TableSchema, after: unknown[] | null, limit: number, upTo: unknown[] | null = null): Statement {
+  const columns = boundedColumns(executor, table).map((c) => `${c.sql} AS ${executor.quoteIdent(c.name)}`).join(', ');
+  const fits = `${rowBytes(executor, table)} <= ${MAX_ROW_BYTES}`;
+  if (!upTo) return pageOf(executor, table, columns, after, limit, fits);
+  const first = (after?.length ?? 0) + 1;
+  const statement = pageOf(executor, table, columns, after, limit, `${afterCursor(executor, table, first, '<=')} AND ${fits}`);
+  return { sql: statement.sql, params: [...(after ?? []), ...upTo] };
+}
+
+/** The bounded values of the rows with these primary keys (a page read row by row), each row within MAX_ROW_BYTES. */
+export function rowsByKeysQuery(executor: SqlExecutor, table: TableSchema, keys: unknown[][]): Statement {
+  const columns = boundedColumns(executor, table).map((c) => `${c.sql} AS ${executor.quoteIdent(c.name)}`).join(', ');
+  const match = existingKeysQuery(executor, table, keys, null);
+  const order = table.primaryKey.map((c) => executor.quoteIdent(c)).join(', ');
+  const where = match.sql.slice(match.sql.indexOf(' WHERE '));
+  return { sql: `SELECT ${columns} FROM ${qualifiedName(executor, table)}${where} AND ${rowBytes(executor, table)} <= ${MAX_ROW_BYTES} ORDER BY ${order}`, params: match.params };
+}
+
+/** The size in bytes (`quarry_bytes`) of the row with this primary key, when the engine can build it. */
+export function rowSizeQuery(executor: SqlExecutor, table: TableSchema, key: unknown[]): Statement {
+  const match = existingKeysQuery(executor, table, [key], null);
+  const where = match.sql.slice(match.sql.indexOf(' WHERE '));
+  return { sql: `SELECT ${rowBytes(executor, table)} AS quarry_bytes FROM ${qualifiedName(executor, table)}${where}`, params: match.params };
 }
 
 /**

@@ -31,6 +31,8 @@ export interface JobRunnerDeps {
   now?: () => number;
   /** Jobs this process runs at once (each in its own space). */
   maxActive?: number;
+  /** Claims of a job before it ends failed (its process died each time it ran). */
+  maxAttempts?: number;
   sync?: Partial<Omit<SyncDeps, 'jobs' | 'now'>>;
   heartbeatMs?: number;
   /** A running job whose heartbeat is older than this belongs to a process that is gone. */
@@ -89,7 +91,7 @@ export class IndexJobRunner {
         this.pumpAgain = false;
         while (!this.stopping && this.active.size < (this.deps.maxActive ?? 2)) {
           const now = this.now();
-          const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? 60_000)), [...this.active.keys()]);
+          const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? 60_000)), [...this.active.keys()], this.deps.maxAttempts);
           if (!job || this.stopping) {
             if (job) await this.deps.jobs.release([job.id]);
             break;

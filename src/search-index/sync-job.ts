@@ -5,10 +5,13 @@
  * rows that are gone from the source and fold the new rows into the index. Progress, with the cursor, is written
  * after every page, so a stopped job resumes where it was.
  */
-import type { SqlExecutor, TableSchema } from '../connectors/index.js';
+import { isValueTooLarge, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import type { IndexJobProgress, IndexJobRecord, NewIndexJob } from '../repositories/index-job-repository.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { cursorOf, embeddingText, existingKeysQuery, indexRowOf, pageQuery, qualifiedName } from './documents.js';
+import {
+  cursorOf, embeddingText, existingKeysQuery, indexRowOf, MAX_PAGE_BYTES, MAX_ROW_BYTES, pageKeysQuery, pageQuery, pageSizesQuery,
+  primaryKeyJson, qualifiedName, rowId, rowsByKeysQuery, rowSizeQuery,
+} from './documents.js';
 import type { IndexedColumn } from './filter-columns.js';
 import type { IndexRow, IndexSpace } from './index-store.js';
 
@@ -52,12 +55,13 @@ interface Counters {
   rowsWritten: number;
   rowsEmbedded: number;
   rowsSkipped: number;
+  rowsOversize: number;
 }
 
 export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutcome> {
   const { job, executor, table, signal, space } = run;
   const timeout = { timeoutMs: deps.queryTimeoutMs };
-  const counters: Counters = { rowsDone: job.rowsDone, rowsWritten: job.rowsWritten, rowsEmbedded: job.rowsEmbedded, rowsSkipped: job.rowsSkipped };
+  const counters: Counters = { rowsDone: job.rowsDone, rowsWritten: job.rowsWritten, rowsEmbedded: job.rowsEmbedded, rowsSkipped: job.rowsSkipped, rowsOversize: job.rowsOversize };
   let cursor = job.cursor ? (JSON.parse(job.cursor) as unknown[]) : null;
   const pageRows = run.provider ? deps.embedPageRows : deps.pageRows;
   await space.ensureColumns(run.columns);
@@ -75,12 +79,14 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
     const room = job.rowLimit - counters.rowsDone;
     if (room <= 0) break;
     const size = Math.min(pageRows, room);
-    const page = pageQuery(executor, table, cursor, size);
-    const rows = await executor.query(page.sql, page.params, timeout);
-    if (rows.length === 0) break;
-    const written = await writePage(run, rows, counters, fresh);
-    cursor = cursorOf(table, rows[rows.length - 1]!);
-    counters.rowsDone += rows.length;
+    const page = await readPage(executor, table, cursor, size, timeout);
+    if (page.read === 0) break;
+    const written = page.rows.length > 0 ? await writePage(run, page.rows, counters, fresh) : 0;
+    cursor = page.last;
+    counters.rowsDone += page.read;
+    counters.rowsOversize += page.oversize.length;
+    // A row that grew too large since the last sync is not left in the index with its old values.
+    if (!fresh && page.oversize.length > 0) await space.deleteRows(page.oversize.map((key) => rowId(run.src, primaryKeyJson(table, keyRow(table, key)))));
     sinceOptimize += written;
     if (sinceOptimize >= deps.optimizeEveryRows) {
       await space.optimize();
@@ -88,7 +94,7 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
     }
     const saved = await deps.jobs.progress(job.id, { ...counters, cursor: JSON.stringify(cursor), heartbeatAt: new Date(deps.now()) });
     if (!saved) return { status: 'cancelled' };
-    if (rows.length < size) break;
+    if (page.end) break;
   }
 
   if (signal.aborted) return { status: 'stopped' };
@@ -102,6 +108,73 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
     ...counters, rowsDeleted, truncated, rowsTotal: counters.rowsDone, finishedAt: new Date(deps.now()),
   }, await deps.followUp?.());
   return finished ? { status: 'done', rows, truncated } : { status: 'cancelled' };
+}
+
+interface Page {
+  /** The rows that fit, their values cut in SQL. */
+  rows: Record<string, unknown>[];
+  /** Rows this page covers in key order: those read and those skipped as too large. */
+  read: number;
+  /** Primary keys of the rows skipped as too large. */
+  oversize: unknown[][];
+  /** The primary key of the page's last row, read or skipped: where the next page starts. */
+  last: unknown[] | null;
+  /** The table has no rows after this page. */
+  end: boolean;
+}
+
+/**
+ * One page of the table: the rows' sizes first, then as many rows as fit in MAX_PAGE_BYTES, leaving out (and
+ * counting) each row over MAX_ROW_BYTES. When the engine refuses to build some value of the page (SQLite's length
+ * limit), the page is read row by row so that only the rows it refuses are skipped.
+ */
+async function readPage(executor: SqlExecutor, table: TableSchema, after: unknown[] | null, size: number, timeout: { timeoutMs: number }): Promise<Page> {
+  let sized: Array<{ key: unknown[]; bytes: number | null }>;
+  let rowByRow = false;
+  try {
+    const sizes = pageSizesQuery(executor, table, after, size);
+    sized = (await executor.query(sizes.sql, sizes.params, timeout)).map((row) => ({ key: cursorOf(table, row), bytes: Number(row.quarry_bytes ?? 0) }));
+  } catch (error) {
+    if (!isValueTooLarge(error)) throw error;
+    rowByRow = true;
+    const keys = pageKeysQuery(executor, table, after, size);
+    sized = [];
+    for (const row of await executor.query(keys.sql, keys.params, timeout)) sized.push({ key: cursorOf(table, row), bytes: await rowSize(executor, table, cursorOf(table, row), timeout) });
+  }
+  let pageBytes = 0;
+  let covered = 0;
+  const oversize: unknown[][] = [];
+  const kept: unknown[][] = [];
+  for (const row of sized) {
+    if (row.bytes === null || row.bytes > MAX_ROW_BYTES) {
+      oversize.push(row.key);
+    } else {
+      if (kept.length > 0 && pageBytes + row.bytes > MAX_PAGE_BYTES) break;
+      pageBytes += row.bytes;
+      kept.push(row.key);
+    }
+    covered += 1;
+  }
+  const last = covered > 0 ? sized[covered - 1]!.key : after;
+  const end = covered === sized.length && sized.length < size;
+  if (kept.length === 0) return { rows: [], read: covered, oversize, last, end };
+  const statement = rowByRow ? rowsByKeysQuery(executor, table, kept) : pageQuery(executor, table, after, covered, last);
+  const rows = await executor.query(statement.sql, statement.params, timeout);
+  return { rows, read: covered, oversize, last, end };
+}
+
+const keyRow = (table: TableSchema, key: unknown[]): Record<string, unknown> => Object.fromEntries(table.primaryKey.map((column, i) => [column, key[i]]));
+
+/** A row's size in bytes, or null when the engine refuses to build one of its values. */
+async function rowSize(executor: SqlExecutor, table: TableSchema, key: unknown[], timeout: { timeoutMs: number }): Promise<number | null> {
+  try {
+    const statement = rowSizeQuery(executor, table, key);
+    const [row] = await executor.query<{ quarry_bytes: unknown }>(statement.sql, statement.params, timeout);
+    return Number(row?.quarry_bytes ?? 0);
+  } catch (error) {
+    if (isValueTooLarge(error)) return null;
+    throw error;
+  }
 }
 
 /** Writes the page's new and changed rows (with vectors for semantic tables); returns how many were written. */
@@ -181,6 +254,6 @@ async function countRows(executor: SqlExecutor, table: TableSchema, timeoutMs: n
 }
 
 async function hasMoreRows(executor: SqlExecutor, table: TableSchema, cursor: unknown[] | null, timeout: { timeoutMs: number }): Promise<boolean> {
-  const page = pageQuery(executor, table, cursor, 1);
+  const page = pageKeysQuery(executor, table, cursor, 1);
   return (await executor.query(page.sql, page.params, timeout)).length > 0;
 }

@@ -19,6 +19,7 @@
  * candidates in a WITH clause and add one row of figures about them (`meta`, joined so that it is there even when no
  * row matches); when more rows matched than LIVE_RANK_CANDIDATES, the ranking says it is approximate.
  */
+import { boundedValue, MAX_RESULT_FIELD_CHARS } from '../connectors/index.js';
 import type { AnyWordQuery, QueryNode } from './boolean-query.js';
 import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, TableRanking } from './types.js';
 
@@ -65,6 +66,17 @@ export function tableRef(target: Pick<SearchTarget, 'schema' | 'table'>, dialect
 export function keyRef(key: KeyColumn, alias: string, dialect: Dialect, pseudoAlias?: string): string {
   if (key.pseudo) return `${alias}.${pseudoAlias ?? key.name}`;
   return `${alias}.${dialect.quoteIdent(key.name)}`;
+}
+
+/**
+ * The columns a result shows, as `alias`'s columns aliased c0..: each value cut in SQL to what a result shows, so a
+ * huge value never reaches Quarry's process (connectors/bounded-values.ts).
+ */
+export function detailColumnsOf(target: SearchTarget, dialect: Dialect, alias = 'd'): Array<{ sql: string; alias: string }> {
+  return target.columns.map((c, i) => ({
+    sql: boundedValue(target.engine, `${alias}.${dialect.quoteIdent(c)}`, target.columnTypes?.[i], MAX_RESULT_FIELD_CHARS),
+    alias: `c${i}`,
+  }));
 }
 
 /** `${prefix}0` .. `${prefix}${count - 1}`: the names statements give their columns. */

@@ -6,10 +6,11 @@
  * `unindexedTables`; when the table is larger than the scan, the ranking is approximate and the total counts the
  * scanned rows only.
  */
+import { boundedValue, MAX_SEARCHED_TEXT_CHARS } from '../connectors/index.js';
 import type { QueryNode } from './boolean-query.js';
 import { highlightRow } from './highlight.js';
 import {
-  decodeRank, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
+  decodeRank, detailColumnsOf, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
 } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
 
@@ -58,7 +59,8 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
         return `(${node.children.map((c) => conditionSql(c, params)).join(node.kind === 'and' ? ' AND ' : ' OR ')})`;
     }
   };
-  const detailColumns = target.columns.map((c, i) => ({ sql: `d.${q(c)}`, alias: `c${i}` }));
+  const detailColumns = detailColumnsOf(target, dialect);
+  const typeOf = (column: string) => target.columnTypes?.[target.columns.indexOf(column)];
   const decodeDetail = (row: Record<string, unknown>): HitDetail => {
     const fields = fieldsOf(row, target.columns);
     return { fields, ...highlightRow(fields, target.searchColumns, query.terms, 'substring') };
@@ -72,7 +74,8 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
     rank(top, window) {
       const params = new Params(dialect);
       const keys = target.keys.map((k, i) => `${k.pseudo ? k.name : q(k.name)} AS k${i}`);
-      const lowered = target.searchColumns.map((c, i) => `LOWER(${q(c)}) AS l${i}`);
+      // Each text is scanned as far as the index would keep it: a huge value costs the database no more than that.
+      const lowered = target.searchColumns.map((c, i) => `LOWER(${boundedValue(target.engine, q(c), typeOf(c), MAX_SEARCHED_TEXT_CHARS)}) AS l${i}`);
       // `?` placeholders bind in text order: the score's come before the WHERE's.
       const score = leaves(scored).filter((l) => !l.negated).map((l) => `CASE WHEN ${leafSql(l.node, params)} THEN 1 ELSE 0 END`);
       const where = conditionSql(root, params);

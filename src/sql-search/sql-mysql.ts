@@ -11,7 +11,7 @@
 import type { QueryNode } from './boolean-query.js';
 import { highlightRow } from './highlight.js';
 import { cleanWord, toMysqlBoolean } from './renderers.js';
-import { assertCount, boundedRanking, decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
+import { assertCount, boundedRanking, decodeRank, detailColumnsOf, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
 /** Natural mode's AGAINST text: the positive words, nothing else (InnoDB drops its stopwords and short words itself). */
@@ -40,7 +40,7 @@ export function createMysqlQueries(target: SearchTarget, query: CompiledQuery, d
   const q = (name: string) => dialect.quoteIdent(name);
   const table = tableRef(target, dialect);
   const match = (alias: string) => `MATCH(${target.index!.columns.map((c) => `${alias}.${q(c)}`).join(', ')})`;
-  const detailColumns = target.columns.map((c, i) => ({ sql: `d.${q(c)}`, alias: `c${i}` }));
+  const detailColumns = detailColumnsOf(target, dialect);
   const keyNames = target.keys.map((_, i) => `k${i}`);
 
   const decodeDetail = (row: Record<string, unknown>): HitDetail => {

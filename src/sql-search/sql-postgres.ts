@@ -13,11 +13,12 @@
  * Parameters: the text search configuration, the query rendered as to_tsquery text (renderers.ts; the match, the
  * ranking and each candidate list have their own), the ts_headline options.
  */
+import { MAX_SNIPPET_CHARS } from '../connectors/index.js';
 import type { QueryNode } from './boolean-query.js';
 import { hasMarker, MARK_START, MARK_STOP, markersToHtml, SNIPPET_SEPARATOR } from './highlight.js';
 import { toTsquery } from './renderers.js';
 import {
-  boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, fieldsOf, keyAliases, keyedRankShape, keyRef,
+  boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, detailColumnsOf, fieldsOf, keyAliases, keyedRankShape, keyRef,
   keysIn, num, Params, rankSql, tableRef, type RankShape,
 } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries } from './types.js';
@@ -79,8 +80,9 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
   const detailExpressions = (params: Params) => {
     const options = params.add(HEADLINE_OPTIONS, 'headline');
     return [
-      ...target.columns.map((c, i) => ({ sql: `d.${q(c)}`, alias: `c${i}` })),
-      ...target.searchColumns.map((c, i) => ({ sql: `ts_headline(${params.add(config, 'config')}::regconfig, d.${q(c)}::text, ${tsquery(params, 'rank', texts.rank)}, ${options})`, alias: `h${i}` })),
+      ...detailColumnsOf(target, dialect),
+      // A headline is a few words, but one "word" may be megabytes long: it is cut too.
+      ...target.searchColumns.map((c, i) => ({ sql: `left(ts_headline(${params.add(config, 'config')}::regconfig, d.${q(c)}::text, ${tsquery(params, 'rank', texts.rank)}, ${options}), ${MAX_SNIPPET_CHARS})`, alias: `h${i}` })),
     ];
   };
 

@@ -12,7 +12,8 @@
  */
 import { MARK_START, MARK_STOP, hasMarker, highlightRow, markersToHtml } from './highlight.js';
 import { fts5ColumnFilter, toFts5 } from './renderers.js';
-import { boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, fieldsOf, keysIn, num, Params, rankSql } from './sql-common.js';
+import { MAX_RESULT_FIELD_CHARS, MAX_SNIPPET_CHARS } from '../connectors/index.js';
+import { boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, detailColumnsOf, fieldsOf, keysIn, num, Params, rankSql } from './sql-common.js';
 import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
 const SNIPPET_TOKENS = 24;
@@ -81,9 +82,10 @@ export function createSqliteFtsQueries(target: SearchTarget, query: CompiledQuer
       // `?` placeholders bind in text order.
       const select = [
         'x.rowid AS k0',
-        ...target.columns.map((c, i) => `${source}.${q(c)} AS c${i}`),
-        `snippet(${hidden}, -1, ${params.add(MARK_START)}, ${params.add(MARK_STOP)}, '…', ${SNIPPET_TOKENS}) AS quarry_snippet`,
-        ...highlightColumns.map((c, i) => `highlight(${hidden}, ${c.position}, ${params.add(MARK_START)}, ${params.add(MARK_STOP)}) AS h${i}`),
+        ...detailColumnsOf(target, dialect, source).map((c) => `${c.sql} AS ${c.alias}`),
+        // A snippet is a few tokens, but one token may be megabytes long; a highlight is the whole column: both cut.
+        `substr(snippet(${hidden}, -1, ${params.add(MARK_START)}, ${params.add(MARK_STOP)}, '…', ${SNIPPET_TOKENS}), 1, ${MAX_SNIPPET_CHARS}) AS quarry_snippet`,
+        ...highlightColumns.map((c, i) => `substr(highlight(${hidden}, ${c.position}, ${params.add(MARK_START)}, ${params.add(MARK_STOP)}), 1, ${MAX_RESULT_FIELD_CHARS}) AS h${i}`),
       ];
       const join = external ? ` JOIN ${q(index.contentTable!)} d ON d.${q(index.contentRowid ?? 'rowid')} = x.rowid` : '';
       const where = `${hidden} MATCH ${params.add(restrict(texts.rank))} AND ${keysIn(['x.rowid'], keys, params)}`;

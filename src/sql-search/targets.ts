@@ -75,6 +75,7 @@ export function chooseTargets(schema: SearchSchema, filters: TargetFilters): Sea
       table: table.name,
       schema: table.schema ?? null,
       columns: table.columns.filter((c) => c.type !== 'tsvector').map((c) => c.name),
+      columnTypes: table.columns.filter((c) => c.type !== 'tsvector').map((c) => c.type),
       keys: external ? [{ name: index!.contentRowid ?? 'rowid', pseudo: (index!.contentRowid ?? 'rowid') === 'rowid' }] : keys,
       searchColumns,
       index,

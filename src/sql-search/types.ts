@@ -42,6 +42,8 @@ export interface SearchTarget {
   schema: string | null;
   /** Columns returned as `fields` (PostgreSQL tsvector columns are left out: they are index data). */
   columns: string[];
+  /** The engine's declared type of each of `columns` (how a value is cut in SQL); unknown types are cut as unknown. */
+  columnTypes?: string[];
   keys: KeyColumn[];
   /** Text columns searched, and the candidates for matchedColumns. */
   searchColumns: string[];

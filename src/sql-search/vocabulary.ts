@@ -4,7 +4,7 @@
  * of the query that is not in any vocabulary is replaced by the most frequent word within edit distance 2 (1 for
  * words of up to 4 letters). Optimal string alignment distance: a swap of two neighbours counts as one edit.
  */
-import type { SqlExecutor } from '../connectors/index.js';
+import { boundedValue, isValueTooLarge, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { wordsOf } from './boolean-query.js';
 import type { SearchSchema } from './schema-catalog.js';
 
@@ -35,13 +35,27 @@ export interface SampledVocabulary {
 const capped = (vocabulary: Vocabulary): Vocabulary =>
   vocabulary.size <= MAX_WORDS ? vocabulary : new Map([...vocabulary].sort((a, b) => b[1] - a[1]).slice(0, MAX_WORDS));
 
-export async function sampleVocabularies(executor: SqlExecutor, schema: SearchSchema, timeoutMs: number): Promise<SampledVocabulary> {
+/**
+ * The sampling statement of one table: its text columns, each cut in SQL to SAMPLE_CHARS characters, so a huge value
+ * costs the database some work but never Quarry's memory.
+ */
+export function sampleQuery(executor: Pick<SqlExecutor, 'engine' | 'quoteIdent'>, table: TableSchema): string {
   const q = (name: string) => executor.quoteIdent(name);
+  const types = new Map(table.columns.map((c) => [c.name, c.type]));
+  const from = table.schema && executor.engine === 'postgres' ? `${q(table.schema)}.${q(table.name)}` : q(table.name);
+  const columns = table.textColumns.map((c) => `${boundedValue(executor.engine, q(c), types.get(c), SAMPLE_CHARS)} AS ${q(c)}`);
+  return `SELECT ${columns.join(', ')} FROM ${from} LIMIT ${SAMPLE_ROWS}`;
+}
+
+export async function sampleVocabularies(executor: SqlExecutor, schema: SearchSchema, timeoutMs: number): Promise<SampledVocabulary> {
   const sampled: SampledVocabulary['tables'] = [];
   for (const table of schema.tables.filter((t) => t.textColumns.length > 0).slice(0, SAMPLE_TABLES)) {
     const vocabulary: Vocabulary = new Map();
-    const from = table.schema && schema.engine === 'postgres' ? `${q(table.schema)}.${q(table.name)}` : q(table.name);
-    const rows = await executor.query(`SELECT ${table.textColumns.map(q).join(', ')} FROM ${from} LIMIT ${SAMPLE_ROWS}`, [], { timeoutMs });
+    // A table SQLite refuses to build a value of (its length limit) adds no words; the other tables still do.
+    const rows = await executor.query(sampleQuery(executor, table), [], { timeoutMs }).catch((error: unknown) => {
+      if (isValueTooLarge(error)) return [];
+      throw error;
+    });
     for (const row of rows) for (const value of Object.values(row)) if (typeof value === 'string') addText(vocabulary, value);
     sampled.push({ table: { name: table.name, schema: table.schema ?? null }, vocabulary: capped(vocabulary) });
   }

@@ -392,6 +392,8 @@ export class IndexService {
       rowsEmbedded: job.rowsEmbedded,
       rowsSkipped: job.rowsSkipped,
       rowsDeleted: job.rowsDeleted,
+      rowsOversize: job.rowsOversize,
+      attempts: job.attempts,
       ratePerSecond: ratePerSecond === null ? null : Math.round(ratePerSecond * 10) / 10,
       etaSeconds,
       error: job.error ?? null,

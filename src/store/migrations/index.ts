@@ -5,6 +5,7 @@ import * as semanticIndex from './0003-semantic-index.js';
 import * as requestUsageRollups from './0004-request-usage-rollups.js';
 import * as searchIndex from './0020-search-index.js';
 import * as searchIndexColumns from './0021-search-index-columns.js';
+import * as indexJobAttempts from './0022-index-job-attempts.js';
 import * as publishableKeys from './0015-publishable-keys.js';
 import * as accountPlans from './0010-account-plans.js';
 
@@ -24,4 +25,5 @@ export const migrations: Migration[] = [
   { name: '0021-search-index-columns', ...searchIndexColumns },
   { name: '0015-publishable-keys', ...publishableKeys },
   { name: '0010-account-plans', ...accountPlans },
+  { name: '0022-index-job-attempts', ...indexJobAttempts },
 ];

@@ -1,8 +1,9 @@
+import sqlite3 from 'sqlite3';
 import { describe, expect, it } from 'vitest';
 import { DIALECTS, type SqlExecutor, type TableSchema } from '../../../src/connectors/index.js';
 import {
   contentTables, cursorOf, existingKeysQuery, fieldValue, headingColumn, indexableProblem, indexRowOf, MAX_FIELD_CHARS,
-  MAX_INDEX_TEXT_CHARS, MAX_KEY_CHARS, pageQuery, rowId, tableId,
+  MAX_INDEX_TEXT_CHARS, MAX_KEY_CHARS, MAX_ROW_BYTES, pageKeysQuery, pageQuery, pageSizesQuery, rowId, tableId,
 } from '../../../src/search-index/documents.js';
 import { docsTable } from './support.js';
 
@@ -114,37 +115,122 @@ describe('fieldValue', () => {
   });
 });
 
-describe('pageQuery', () => {
+describe('pageKeysQuery', () => {
   it('when the first page of a single-key table is read, then it is ordered by the key with no cursor', () => {
-    expect(pageQuery(executor('sqlite'), table(), null, 500)).toEqual({
-      sql: 'SELECT "id", "title", "body", "views" FROM "docs" ORDER BY "id" LIMIT 500', params: [],
-    });
+    expect(pageKeysQuery(executor('sqlite'), table(), null, 500)).toEqual({ sql: 'SELECT "id" FROM "docs" ORDER BY "id" LIMIT 500', params: [] });
   });
 
   it.each([
-    ['sqlite', 'SELECT "id", "title", "body", "views" FROM "docs" WHERE "id" > ? ORDER BY "id" LIMIT 100'],
-    ['mysql', 'SELECT `id`, `title`, `body`, `views` FROM `docs` WHERE `id` > ? ORDER BY `id` LIMIT 100'],
-    ['postgres', 'SELECT "id", "title", "body", "views" FROM "docs" WHERE "id" > $1 ORDER BY "id" LIMIT 100'],
+    ['sqlite', 'SELECT "id" FROM "docs" WHERE "id" > ? ORDER BY "id" LIMIT 100'],
+    ['mysql', 'SELECT `id` FROM `docs` WHERE `id` > ? ORDER BY `id` LIMIT 100'],
+    ['postgres', 'SELECT "id" FROM "docs" WHERE "id" > $1 ORDER BY "id" LIMIT 100'],
   ] as const)('when a %s page follows a cursor, then it reads the rows after it', (engine, sql) => {
-    expect(pageQuery(executor(engine), table(), [41], 100)).toEqual({ sql, params: [41] });
+    expect(pageKeysQuery(executor(engine), table(), [41], 100)).toEqual({ sql, params: [41] });
   });
 
   it('when a composite key on PostgreSQL is paged, then the row value comparison is used and the name is schema-qualified', () => {
-    expect(pageQuery(executor('postgres'), composite, [10, 2], 50)).toEqual({
-      sql: 'SELECT "order_id", "line", "note" FROM "shop"."lines" WHERE ("order_id", "line") > ($1, $2) ORDER BY "order_id", "line" LIMIT 50',
+    expect(pageKeysQuery(executor('postgres'), composite, [10, 2], 50)).toEqual({
+      sql: 'SELECT "order_id", "line" FROM "shop"."lines" WHERE ("order_id", "line") > ($1, $2) ORDER BY "order_id", "line" LIMIT 50',
       params: [10, 2],
     });
   });
 
   it('when a page size is fractional or zero, then it is a whole number of at least one', () => {
-    expect(pageQuery(executor('mysql'), table(), null, 0).sql).toMatch(/LIMIT 1$/);
+    expect(pageKeysQuery(executor('mysql'), table(), null, 0).sql).toMatch(/LIMIT 1$/);
     expect(pageQuery(executor('mysql'), table(), null, 2.7).sql).toMatch(/LIMIT 2$/);
   });
 
   it('when an identifier holds a quote, then it is quoted by the engine, never closed early', () => {
     const odd = table({ name: 'we"ird', primaryKey: ['i`d'], columns: [{ name: 'i`d', type: 'INTEGER', searchable: false }] });
-    expect(pageQuery(executor('sqlite'), odd, null, 1).sql).toBe('SELECT "i`d" FROM "we""ird" ORDER BY "i`d" LIMIT 1');
-    expect(pageQuery(executor('mysql'), odd, null, 1).sql).toBe('SELECT `i``d` FROM `we"ird` ORDER BY `i``d` LIMIT 1');
+    expect(pageKeysQuery(executor('sqlite'), odd, null, 1).sql).toBe('SELECT "i`d" FROM "we""ird" ORDER BY "i`d" LIMIT 1');
+    expect(pageKeysQuery(executor('mysql'), odd, null, 1).sql).toBe('SELECT `i``d` FROM `we"ird` ORDER BY `i``d` LIMIT 1');
+  });
+});
+
+describe('pageQuery: every value cut in SQL', () => {
+  const textCut = `${MAX_INDEX_TEXT_CHARS}`;
+  const fieldCut = `${MAX_FIELD_CHARS}`;
+
+  it('when a SQLite page is read, then text and blobs are cut with substr (to the indexed text for text columns), keys are not', () => {
+    const { sql } = pageQuery(executor('sqlite'), table(), [41], 100);
+    expect(sql).toContain('SELECT "id" AS "id", ');
+    expect(sql).toContain(`CASE WHEN typeof("body") IN ('text', 'blob') THEN substr("body", 1, ${textCut}) ELSE "body" END AS "body"`);
+    expect(sql).toContain(`CASE WHEN typeof("views") IN ('text', 'blob') THEN substr("views", 1, ${fieldCut}) ELSE "views" END AS "views"`);
+    expect(sql).toMatch(new RegExp(`WHERE "id" > \\? AND \\(.*\\) <= ${MAX_ROW_BYTES} ORDER BY "id" LIMIT 100$`));
+  });
+
+  it('when a MySQL page is read, then text columns are cut with LEFT, numbers read as they are, JSON only when it fits', () => {
+    const mixed = table({
+      columns: [
+        { name: 'id', type: 'int(11)', searchable: false },
+        { name: 'title', type: 'varchar(200)', searchable: true },
+        { name: 'body', type: 'longtext', searchable: true },
+        { name: 'views', type: 'bigint(20)', searchable: false },
+        { name: 'photo', type: 'longblob', searchable: false },
+        { name: 'meta', type: 'json', searchable: false },
+      ],
+    });
+    const { sql } = pageQuery(executor('mysql'), mixed, null, 10);
+    expect(sql).toContain(`LEFT(\`body\`, ${textCut}) AS \`body\``);
+    expect(sql).toContain(`LEFT(\`photo\`, ${fieldCut}) AS \`photo\``);
+    expect(sql).toContain('`views` AS `views`');
+    expect(sql).toContain(`CASE WHEN LENGTH(\`meta\`) <= ${fieldCut} THEN \`meta\` END AS \`meta\``);
+  });
+
+  it('when a PostgreSQL page is read, then text is cut with left(), bytes with substring, other types only read when they fit', () => {
+    const mixed = table({
+      columns: [
+        { name: 'id', type: 'bigint', searchable: false },
+        { name: 'title', type: 'character varying(200)', searchable: true },
+        { name: 'body', type: 'text', searchable: true },
+        { name: 'views', type: 'integer', searchable: false },
+        { name: 'photo', type: 'bytea', searchable: false },
+        { name: 'tags', type: 'text[]', searchable: false },
+      ],
+    });
+    const { sql, params } = pageQuery(executor('postgres'), mixed, [5], 10, [90]);
+    expect(sql).toContain(`left("body"::text, ${textCut}) AS "body"`);
+    expect(sql).toContain(`substring("photo" from 1 for ${fieldCut}) AS "photo"`);
+    expect(sql).toContain('"views" AS "views"');
+    expect(sql).toContain(`CASE WHEN octet_length("tags"::text) <= ${fieldCut} THEN "tags" END AS "tags"`);
+    expect(sql).toContain('WHERE "id" > $1 AND "id" <= $2 AND');
+    expect(params).toEqual([5, 90]);
+  });
+
+  it('when the sizes of a page are asked, then only keys and the bytes of the cut values come back', () => {
+    const { sql } = pageSizesQuery(executor('postgres'), table({ columns: [{ name: 'id', type: 'integer', searchable: false }, { name: 'body', type: 'text', searchable: true }] }), null, 7);
+    expect(sql).toBe(`SELECT "id", (COALESCE(pg_column_size("id"), 0) + COALESCE(pg_column_size(left("body"::text, ${textCut})), 0)) AS quarry_bytes FROM "docs" ORDER BY "id" LIMIT 7`);
+  });
+});
+
+describe('pageQuery on SQLite itself', () => {
+  it('when a value is huge, then only its cut reaches JavaScript, and a row over MAX_ROW_BYTES is left out', async () => {
+    const db = new sqlite3.Database(':memory:');
+    const run = (sql: string, params: unknown[] = []) => new Promise<void>((ok, fail) => db.run(sql, params, (e) => (e ? fail(e) : ok())));
+    const all = (sql: string, params: unknown[]) => new Promise<Record<string, unknown>[]>((ok, fail) => db.all(sql, params, (e, rows) => (e ? fail(e) : ok(rows as Record<string, unknown>[]))));
+    try {
+      const wide = table({
+        columns: [
+          { name: 'id', type: 'INTEGER', searchable: false }, { name: 'n', type: 'INTEGER', searchable: false },
+          ...Array.from({ length: 30 }, (_, i) => ({ name: `t${i}`, type: 'TEXT', searchable: true })),
+        ],
+        textColumns: Array.from({ length: 30 }, (_, i) => `t${i}`),
+      });
+      await run(`CREATE TABLE docs (id INTEGER PRIMARY KEY, n INTEGER, ${wide.textColumns.map((c) => `${c} TEXT`).join(', ')})`);
+      await run('INSERT INTO docs (id, t0) VALUES (1, ?)', ['x'.repeat(3_000_000)]);
+      await run(`INSERT INTO docs (id, ${wide.textColumns.join(', ')}) VALUES (2, ${wide.textColumns.map(() => '?').join(', ')})`, wide.textColumns.map(() => 'y'.repeat(MAX_INDEX_TEXT_CHARS)));
+      await run('INSERT INTO docs (id, n) VALUES (3, 42)');
+      const page = pageQuery(executor('sqlite'), wide, null, 10);
+      const rows = await all(page.sql, page.params);
+      expect(rows.map((r) => r.id)).toEqual([1, 3]);
+      expect((rows[0]!.t0 as string).length).toBe(MAX_INDEX_TEXT_CHARS);
+      expect(rows[1]!.n).toBe(42);
+      const sizes = pageSizesQuery(executor('sqlite'), wide, null, 10);
+      const sized = await all(sizes.sql, sizes.params);
+      expect(Number(sized[1]!.quarry_bytes)).toBeGreaterThan(MAX_ROW_BYTES);
+    } finally {
+      db.close();
+    }
   });
 });
 

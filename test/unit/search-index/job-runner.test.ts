@@ -269,6 +269,38 @@ describe('resume', () => {
     expect(await statuses()).toEqual([`${stale.id}:done`, `${queued.id}:done`]);
   }, SLOW);
 
+  it('when every process that claims a job dies, then after maxAttempts claims it ends failed with why, and is never resumed again', async () => {
+    let now = Date.parse('2026-11-25T10:00:00Z');
+    const { job } = await indexed(false);
+    // Three processes claim the job and die before they finish (no graceful release): the job stays running.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      expect((await jobs.claimNext(new Date(now), new Date(now - 60_000), [], 3))?.id).toBe(job.id);
+      expect((await jobs.findById(job.id))!).toMatchObject({ status: 'running', attempts: attempt });
+      now += 120_000;
+    }
+    const r = runner(new FakeProvider(), { now: () => now, staleMs: 60_000, maxAttempts: 3 });
+    await r.pump();
+    await r.idle();
+    const ended = (await jobs.findById(job.id))!;
+    expect(ended).toMatchObject({ status: 'failed', attempts: 3, heartbeatAt: null, error: { code: 'SYNC_ATTEMPTS_EXHAUSTED' } });
+    expect(ended.error!.message).toMatch(/started 3 times and never finished/);
+    now += 120_000;
+    expect(await jobs.claimNext(new Date(now), new Date(now - 60_000), [], 3)).toBeNull();
+    expect(synced).toEqual([]);
+  }, SLOW);
+
+  it('when a job is handed back by graceful stops, then those claims do not count as attempts', async () => {
+    const now = Date.parse('2026-11-25T10:00:00Z');
+    const { job } = await indexed(false);
+    for (let stop = 0; stop < 5; stop++) {
+      expect((await jobs.claimNext(new Date(now), new Date(now - 60_000), [], 3))?.id).toBe(job.id);
+      await jobs.release([job.id]);
+    }
+    expect(await jobs.findById(job.id)).toMatchObject({ status: 'queued', attempts: 0 });
+    await runOnce(new FakeProvider(), { maxAttempts: 3 });
+    expect(await jobs.findById(job.id)).toMatchObject({ status: 'done', attempts: 1, rowsDone: 20 });
+  }, SLOW);
+
   it('when the server stops gracefully mid-job, then the job is queued again and the next runner resumes it from its cursor', async () => {
     const first = new FakeProvider();
     const { job } = await indexed(true);

@@ -212,6 +212,51 @@ describe('rows the index cannot hold', () => {
   }, SLOW);
 });
 
+describe('rows too large to read', () => {
+  const bombs: TableSchema = {
+    name: 'bombs', schema: null, primaryKey: ['id'], rowEstimate: 0, textColumns: ['seed', 'big'], fullTextIndexes: [],
+    columns: [{ name: 'id', type: 'INTEGER', searchable: false }, { name: 'seed', type: 'TEXT', searchable: true }, { name: 'big', type: 'TEXT', searchable: true }],
+  };
+
+  it('when some rows hold a value SQLite may not build, then the page is read row by row, only those rows are skipped and counted', async () => {
+    // Rows 3, 4 and 9 compute a 150 MB value; the others a short one. Before values were bounded, one page read them all.
+    await onSource(store.dir, [
+      "CREATE TABLE bombs (id INTEGER PRIMARY KEY, seed TEXT, big TEXT GENERATED ALWAYS AS (CASE WHEN id IN (3, 4, 9) THEN hex(zeroblob(150000000)) ELSE 'small ' || seed END) VIRTUAL)",
+      ...Array.from({ length: 12 }, (_, i) => `INSERT INTO bombs (id, seed) VALUES (${i + 1}, 'seed${i + 1}')`),
+    ]);
+    const executor = await sourceExecutor(store.dir);
+    try {
+      const { outcome, job } = await sync({ table: bombs, src: 'itb_bombs', executor, deps: { pageRows: 5 } });
+      expect(outcome).toMatchObject({ status: 'done', rows: 9 });
+      expect(job).toMatchObject({ status: 'done', rowsDone: 12, rowsWritten: 9, rowsOversize: 3, cursor: '[12]' });
+      const stored = (await space.rows([rowId('itb_bombs', '{"id":5}')]))[0]!;
+      expect(JSON.parse(stored.fields)).toEqual({ id: 5, seed: 'seed5', big: 'small seed5' });
+    } finally {
+      await executor.close();
+    }
+  }, SLOW);
+
+  // 35 MB of text: more than SQLite may build for Quarry (32 MiB), so the row cannot even be cut.
+  it('when a row grows too large after it was indexed, then its old copy leaves the index and it is counted', async () => {
+    await onSource(store.dir, ['CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)', "INSERT INTO notes VALUES (1, 'first'), (2, 'second')"]);
+    const notes: TableSchema = {
+      name: 'notes', schema: null, primaryKey: ['id'], rowEstimate: 0, textColumns: ['body'], fullTextIndexes: [],
+      columns: [{ name: 'id', type: 'INTEGER', searchable: false }, { name: 'body', type: 'TEXT', searchable: true }],
+    };
+    const executor = await sourceExecutor(store.dir);
+    try {
+      await sync({ table: notes, src: 'itb_notes', executor });
+      expect(await space.countRows('itb_notes')).toBe(2);
+      await onSource(store.dir, ['UPDATE notes SET body = (SELECT group_concat(x, \' \') FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 7000000) SELECT \'word\' AS x FROM n)) WHERE id = 2']);
+      const { job } = await sync({ table: notes, src: 'itb_notes', executor });
+      expect(job).toMatchObject({ status: 'done', rowsDone: 2, rowsOversize: 1 });
+      expect(await space.countRows('itb_notes')).toBe(1);
+    } finally {
+      await executor.close();
+    }
+  }, SLOW);
+});
+
 describe('a semantic sync', () => {
   it('when a table is synced with embeddings, then every row with text gets its vector and is found by it', async () => {
     const provider = new FakeProvider();

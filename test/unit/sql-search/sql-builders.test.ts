@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertReadOnlySql, DIALECTS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
+import { assertReadOnlySql, DIALECTS, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, MAX_SNIPPET_CHARS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
 import { compileQuery, tableQueries } from '../../../src/sql-search/queries.js';
 import type { SearchTarget } from '../../../src/sql-search/types.js';
 import type { QueryNode } from '../../../src/sql-search/boolean-query.js';
@@ -18,9 +18,25 @@ function index(engine: Engine): FullTextIndexInfo {
   return { ...base, kind: 'fts5', ftsTable: `${table}_fts`, contentTable: table, contentRowid: 'id' };
 }
 
+const COLUMN_TYPES: Record<Engine, string[]> = {
+  postgres: ['integer', 'character varying(200)', 'text'],
+  mysql: ['int(11)', 'varchar(200)', 'longtext'],
+  sqlite: ['INTEGER', 'TEXT', 'TEXT'],
+};
+
+/** The text column as each engine cuts it in SQL. */
+function cut(engine: Engine, ref: string, chars: number): string {
+  if (engine === 'postgres') return `left(${ref}::text, ${chars})`;
+  if (engine === 'mysql') return `LEFT(${ref}, ${chars})`;
+  return `CASE WHEN typeof(${ref}) IN ('text', 'blob') THEN substr(${ref}, 1, ${chars}) ELSE ${ref} END`;
+}
+
+/** The column a result shows, as the details statement must read it. */
+const cutColumn = (engine: Engine) => `${cut(engine, `d.${DIALECTS[engine].quoteIdent(column)}`, MAX_RESULT_FIELD_CHARS)} AS c1`;
+
 function target(engine: Engine, indexed: boolean): SearchTarget {
   return {
-    engine, table, schema: engine === 'postgres' ? 'public' : null, columns: ['id', column, 'body'], keys: [{ name: 'id', pseudo: false }],
+    engine, table, schema: engine === 'postgres' ? 'public' : null, columns: ['id', column, 'body'], columnTypes: COLUMN_TYPES[engine], keys: [{ name: 'id', pseudo: false }],
     searchColumns: [column, 'body'], index: indexed ? index(engine) : null, ftsColumns: [column, 'body'], rowEstimate: 10,
   };
 }
@@ -45,11 +61,22 @@ describe('statement builders', () => {
           }
           expect(statements[0]!.sql).toContain(dialect.quoteIdent(indexed && engine === 'sqlite' ? `${table}_fts` : table));
           expect(statements[0]!.sql).toMatch(/LIMIT 40\b/);
-          expect(statements[1]!.sql).toContain(`${dialect.quoteIdent(column)} AS c1`);
+          expect(statements[1]!.sql).toContain(cutColumn(engine));
+          // The fallback scan reads each text only as far as search reads it.
+          if (!indexed) expect(statements[0]!.sql).toContain(`LOWER(${cut(engine, dialect.quoteIdent(column), MAX_SEARCHED_TEXT_CHARS)}) AS l0`);
         });
       }
     }
   }
+
+  it('when a result is shown, then snippets and highlights are cut in SQL too: PostgreSQL headlines, FTS5 snippets and highlights', () => {
+    const { query } = compileQuery('battery', 'natural');
+    const pg = tableQueries(target('postgres', true), query, DIALECTS.postgres)!.details([[1]]);
+    expect(pg.sql).toMatch(new RegExp(`AS c2, left\\(ts_headline\\(.*\\), ${MAX_SNIPPET_CHARS}\\) AS h0`));
+    const fts = tableQueries(target('sqlite', true), query, DIALECTS.sqlite)!.details([[1]]);
+    expect(fts.sql).toMatch(new RegExp(`substr\\(snippet\\(.*\\), 1, ${MAX_SNIPPET_CHARS}\\) AS quarry_snippet`));
+    expect(fts.sql).toMatch(new RegExp(`substr\\(highlight\\(x\\.[^)]*, 0, \\?, \\?\\), 1, ${MAX_RESULT_FIELD_CHARS}\\) AS h0`));
+  });
 
   it('when PostgreSQL searches in natural mode, then each word seeds a candidate list read through the index expression verbatim, and bound rows are ranked', () => {
     const { query } = compileQuery('battery cable', 'natural');

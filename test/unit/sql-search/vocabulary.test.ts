@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addText, didYouMean, editDistance, mergeVocabularies, type Vocabulary } from '../../../src/sql-search/vocabulary.js';
+import { DIALECTS, type Engine, type TableSchema } from '../../../src/connectors/index.js';
+import { addText, didYouMean, editDistance, mergeVocabularies, sampleQuery, type Vocabulary } from '../../../src/sql-search/vocabulary.js';
 
 const vocabulary = (): Vocabulary => {
   const v: Vocabulary = new Map();
@@ -32,5 +33,24 @@ describe('did you mean', () => {
   it('when vocabularies of several connections merge, then counts add up', () => {
     const merged = mergeVocabularies([vocabulary(), vocabulary()]);
     expect(merged.get('headphones')).toBe(6);
+  });
+});
+
+describe('sampling a table', () => {
+  const notes = (engine: Engine): TableSchema => ({
+    name: 'notes', schema: engine === 'postgres' ? 'app' : null, primaryKey: ['id'], rowEstimate: 0, fullTextIndexes: [], textColumns: ['title', 'body'],
+    columns: [
+      { name: 'id', type: engine === 'mysql' ? 'int(11)' : 'integer', searchable: false },
+      { name: 'title', type: engine === 'mysql' ? 'varchar(200)' : engine === 'postgres' ? 'character varying(200)' : 'TEXT', searchable: true },
+      { name: 'body', type: engine === 'mysql' ? 'longtext' : engine === 'postgres' ? 'text' : 'TEXT', searchable: true },
+    ],
+  });
+
+  it.each([
+    ['sqlite', `SELECT CASE WHEN typeof("title") IN ('text', 'blob') THEN substr("title", 1, 2000) ELSE "title" END AS "title", CASE WHEN typeof("body") IN ('text', 'blob') THEN substr("body", 1, 2000) ELSE "body" END AS "body" FROM "notes" LIMIT 500`],
+    ['mysql', 'SELECT LEFT(`title`, 2000) AS `title`, LEFT(`body`, 2000) AS `body` FROM `notes` LIMIT 500'],
+    ['postgres', 'SELECT left("title"::text, 2000) AS "title", left("body"::text, 2000) AS "body" FROM "app"."notes" LIMIT 500'],
+  ] as const)('when %s text is sampled for suggestions, then each value is cut to the characters read, in SQL', (engine, sql) => {
+    expect(sampleQuery({ engine, ...DIALECTS[engine] }, notes(engine))).toBe(sql);
   });
 });

@@ -117,8 +117,8 @@ describe('jobView', () => {
   const job = (changes: Partial<IndexJobRecord>): IndexJobRecord => ({
     id: 'ijob_1', connectionId: 'db_1', tableName: 'docs', space: 'space_usr_1_test', trigger: 'manual', status: 'queued',
     semantic: false, providerId: null, rowLimit: 10_000, rowsTotal: null, rowsDone: 0, rowsWritten: 0, rowsEmbedded: 0,
-    rowsSkipped: 0, rowsDeleted: 0, truncated: false, cursor: null, error: null, heartbeatAt: null, resumedAt: null,
-    rowsAtResume: 0, startedAt: null, finishedAt: null, createdAt: new Date(T0), updatedAt: new Date(T0), ...changes,
+    rowsSkipped: 0, rowsDeleted: 0, rowsOversize: 0, attempts: 0, truncated: false, cursor: null, error: null, heartbeatAt: null,
+    resumedAt: null, rowsAtResume: 0, startedAt: null, finishedAt: null, createdAt: new Date(T0), updatedAt: new Date(T0), ...changes,
   });
 
   it('when a job runs, then its rate counts the rows of this run since it resumed, and its ETA the rows left at that rate', () => {
