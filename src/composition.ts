@@ -297,7 +297,7 @@ function wireSearchIndex(deps: {
     jobs: indexJobRepository,
     store,
     // A process that does not sync leaves queued jobs to those that do.
-    runner: syncing ? runner : { pump: async () => undefined, abort: () => undefined, abortConnection: () => undefined },
+    runner: syncing ? runner : { pump: async () => undefined, abort: () => undefined, abortConnection: async () => undefined },
     providerId: embeddings.id,
     onIndexChanged,
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
