@@ -105,6 +105,24 @@ describe('uploadSqliteFile checks what it keeps', () => {
     expect(readdirSync(folderOf(bob)).filter((f) => f === name || f.startsWith('.upload-') && f !== '.upload-0123456789abcdef')).toEqual([]);
   });
 
+  it('when the file\'s first pages are sound and the rest is garbage, then 422 INVALID_SQLITE_FILE from the check of every page and nothing is kept', async () => {
+    const sound = readFileSync(await onSqlite(scratch, `${randomBytes(6).toString('hex')}.db`, [
+      'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)',
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO notes SELECT i, 'row ' || i || ' ${'of stone and mortar '.repeat(8)}' FROM n`,
+    ]));
+    const pageSize = sound.readUInt16BE(16);
+    expect(sound.length / pageSize).toBeGreaterThan(50);
+    // Page 1 (the schema) and page 2 (the table's root) stay sound: the header check and the schema read pass.
+    const damaged = Buffer.concat([sound.subarray(0, 2 * pageSize), randomBytes(sound.length - 2 * pageSize)]);
+    const name = `damaged-${randomBytes(3).toString('hex')}.db`;
+    const res = await upload(bob, name, damaged);
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.error).toMatchObject({ code: 'INVALID_SQLITE_FILE', details: { fileName: name } });
+    expect(res.body.error.message).toContain('quick_check');
+    expect(readdirSync(folderOf(bob)).filter((f) => f === name || f.startsWith('.upload-') && f !== '.upload-0123456789abcdef')).toEqual([]);
+    expect((await upload(bob, name, sound)).status).toBe(201);
+  });
+
   it('when the body is JSON or the name is a -wal file or not a plain name, then 415 or 400', async () => {
     const bytes = await sqliteBytes(['x']);
     const json = await upload(bob, 'a.db', Buffer.from('{"file":"a.db"}'), 'application/json');
