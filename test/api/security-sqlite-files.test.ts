@@ -34,6 +34,34 @@ async function sqliteBytes(rows: string[]): Promise<Buffer> {
 
 const upload = (user: TestUser, name: string, bytes: Uint8Array, contentType = 'application/octet-stream') =>
   t.client.request('PUT', `/api/v1/sqlite-files/${encodeURIComponent(name)}`, undefined, { token: user.token, raw: bytes, headers: { 'content-type': contentType } });
+/**
+ * An upload in 1 MiB writes, with its length declared or (`chunked`) not. The server may refuse it before the whole
+ * body is sent and close the connection: its answer is what counts.
+ */
+const sendUpload = (user: TestUser, name: string, bytes: Buffer, chunked: boolean) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+  const length: Record<string, string> = chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(bytes.length) };
+  let answered = false;
+  const req = request(new URL(`/api/v1/sqlite-files/${encodeURIComponent(name)}`, t.server.url), {
+    method: 'PUT', agent: false,
+    headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream', ...length },
+  }, (res) => {
+    answered = true;
+    let body = '';
+    res.on('data', (chunk) => (body += chunk));
+    res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+  });
+  req.on('error', (error) => (answered ? undefined : reject(error)));
+  let sent = 0;
+  const pump = () => {
+    while (sent < bytes.length) {
+      const chunk = bytes.subarray(sent, sent + 1024 * 1024);
+      sent += chunk.length;
+      if (!req.write(chunk)) return void req.once('drain', pump);
+    }
+    req.end();
+  };
+  pump();
+});
 const connect = (user: TestUser, database: string) =>
   t.client.post('/api/v1/databases', { name: `file ${database}`.slice(0, 100), engine: 'sqlite', database, environment: 'test' }, { token: user.token });
 
@@ -171,6 +199,35 @@ describe('uploadSqliteFile checks what it keeps', () => {
     expect(existsSync(join(folderOf(bob), 'huge.db'))).toBe(false);
     expect(readdirSync(folderOf(bob)).filter((f) => f.startsWith('.upload-') && f !== '.upload-0123456789abcdef')).toEqual([]);
   });
+
+  it('when four 45 MiB uploads race for a free folder of 150 MiB, then exactly three are kept, the fourth and a streamed fifth are 413 and nothing else stays', async () => {
+    const carol = await registerUser(t.client);
+    const big = readFileSync(await onSqlite(scratch, `${randomBytes(6).toString('hex')}.db`, [
+      'CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB)',
+      'INSERT INTO blobs VALUES (1, zeroblob(47000000))',
+    ]));
+    expect(big.length).toBeGreaterThan(45 * 1024 * 1024 - 1024 * 1024);
+    expect(4 * big.length).toBeGreaterThan(150 * 1024 * 1024);
+    expect(3 * big.length).toBeLessThanOrEqual(150 * 1024 * 1024);
+    const folderFull = { code: 'PAYLOAD_TOO_LARGE', details: { limit: 150 * 1024 * 1024, plan: 'free' } };
+
+    const raced = await Promise.all([1, 2, 3, 4].map((i) => sendUpload(carol, `part-${i}.db`, big, false)));
+    expect(raced.map((r) => r.status).sort()).toEqual([201, 201, 201, 413]);
+    expect(JSON.parse(raced.find((r) => r.status === 413)!.body).error).toMatchObject(folderFull);
+
+    const streamed = await sendUpload(carol, 'part-5.db', big, true);
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.body).error).toMatchObject(folderFull);
+
+    const listed = (await t.client.get('/api/v1/sqlite-files', { token: carol.token })).body.data;
+    expect(listed.total).toBe(3);
+    expect(listed.usedBytes).toBeLessThanOrEqual(150 * 1024 * 1024);
+    expect(readdirSync(folderOf(carol)).sort()).toEqual(listed.files.map((f: { name: string }) => f.name));
+    // The refused uploads gave their room back: a file replaced in place still fits.
+    const refused = `part-${raced.findIndex((r) => r.status === 413) + 1}.db`;
+    expect((await upload(carol, listed.files[0].name, await sqliteBytes(['small again']))).status).toBe(200);
+    expect((await upload(carol, refused, big)).status).toBe(201);
+  }, 120_000);
 
   it('when a connected file is replaced while searches run, then every search answers from the old or the new file and afterwards from the new one', async () => {
     expect((await upload(alice, 'catalog.db', await sqliteBytes(['granite sealer old edition']))).status).toBe(201);

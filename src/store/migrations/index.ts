@@ -7,6 +7,7 @@ import * as searchIndex from './0020-search-index.js';
 import * as searchIndexColumns from './0021-search-index-columns.js';
 import * as publishableKeys from './0015-publishable-keys.js';
 import * as accountPlans from './0010-account-plans.js';
+import * as sqliteUploadReservations from './0030-upload-reservations.js';
 
 export interface Migration {
   name: string;
@@ -24,4 +25,5 @@ export const migrations: Migration[] = [
   { name: '0021-search-index-columns', ...searchIndexColumns },
   { name: '0015-publishable-keys', ...publishableKeys },
   { name: '0010-account-plans', ...accountPlans },
+  { name: '0030-upload-reservations', ...sqliteUploadReservations },
 ];
