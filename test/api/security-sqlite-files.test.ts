@@ -14,6 +14,7 @@ import { registerUser, createKey, type TestKey, type TestUser } from '../support
 import { liftKeyLimits } from '../support/hostile.js';
 import { waitForIndex } from '../support/indexing.js';
 import { onSqlite } from '../support/seed-databases.js';
+import { sendUpload as sendUploadTo } from '../support/sqlite-uploads.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
@@ -34,34 +35,7 @@ async function sqliteBytes(rows: string[]): Promise<Buffer> {
 
 const upload = (user: TestUser, name: string, bytes: Uint8Array, contentType = 'application/octet-stream') =>
   t.client.request('PUT', `/api/v1/sqlite-files/${encodeURIComponent(name)}`, undefined, { token: user.token, raw: bytes, headers: { 'content-type': contentType } });
-/**
- * An upload in 1 MiB writes, with its length declared or (`chunked`) not. The server may refuse it before the whole
- * body is sent and close the connection: its answer is what counts.
- */
-const sendUpload = (user: TestUser, name: string, bytes: Buffer, chunked: boolean) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-  const length: Record<string, string> = chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(bytes.length) };
-  let answered = false;
-  const req = request(new URL(`/api/v1/sqlite-files/${encodeURIComponent(name)}`, t.server.url), {
-    method: 'PUT', agent: false,
-    headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream', ...length },
-  }, (res) => {
-    answered = true;
-    let body = '';
-    res.on('data', (chunk) => (body += chunk));
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-  });
-  req.on('error', (error) => (answered ? undefined : reject(error)));
-  let sent = 0;
-  const pump = () => {
-    while (sent < bytes.length) {
-      const chunk = bytes.subarray(sent, sent + 1024 * 1024);
-      sent += chunk.length;
-      if (!req.write(chunk)) return void req.once('drain', pump);
-    }
-    req.end();
-  };
-  pump();
-});
+const sendUpload = (user: TestUser, name: string, bytes: Buffer, chunked: boolean) => sendUploadTo(t.server.url, user.token, name, bytes, chunked);
 const connect = (user: TestUser, database: string) =>
   t.client.post('/api/v1/databases', { name: `file ${database}`.slice(0, 100), engine: 'sqlite', database, environment: 'test' }, { token: user.token });
 
