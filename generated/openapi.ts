@@ -593,9 +593,13 @@ export interface paths {
          * @description Puts a SQLite database into the caller's own SQLite folder under `fileName`, for SQLite connections to name
          *     (`createDatabase` with `engine: sqlite`, `database: <fileName>`). The body is the file itself
          *     (`application/octet-stream`, at most the plan's `fileBytes`: free 50 MiB, pro 500 MiB, enterprise 5 GiB; and
-         *     the folder at most `folderBytes`: free 150 MiB, pro 5 GiB, enterprise 50 GiB; 413 beyond). It is streamed to
-         *     a temporary file and kept only when it is an SQLite database Quarry can read (the SQLite 3 header, then a
-         *     read-only open that reads its schema; 422 `INVALID_SQLITE_FILE` otherwise, and nothing changes). An existing
+         *     the folder at most `folderBytes`: free 150 MiB, pro 5 GiB, enterprise 50 GiB; 413 beyond). The folder's room
+         *     counts the files kept and the uploads under way: each upload reserves its declared `Content-Length` (or, sent
+         *     chunked, room step by step as bytes arrive) before writing, so concurrent uploads never keep more than
+         *     `folderBytes` together, and one that runs out of room stops at once with 413. It is streamed to
+         *     a temporary file and kept only when it is an SQLite database Quarry can read (the SQLite 3 header, a
+         *     read-only open that reads its schema, then SQLite's check of every page, `PRAGMA quick_check`, within 30
+         *     seconds; 422 `INVALID_SQLITE_FILE` otherwise, and nothing changes). An existing
          *     file of that name is replaced atomically: searches read the old file or the new one, never a mix, and
          *     connections naming it read the new one from their next query. 201 when the name is new, 200 when replaced.
          *     Names ending in `-wal`, `-shm` or `-journal` are refused (400): SQLite keeps those files itself. Save the

@@ -12,6 +12,7 @@ import type { RateLimitStore, TierName } from './rate-limit/index.js';
 import { apiKeyRepository } from './repositories/api-key-repository.js';
 import { databaseConnectionRepository } from './repositories/database-connection-repository.js';
 import { requestUsageRepository } from './repositories/request-usage-repository.js';
+import { sqliteUploadReservationRepository } from './repositories/sqlite-upload-reservation-repository.js';
 import { searchRecordRepository } from './repositories/search-record-repository.js';
 import { searchStatsRepository } from './repositories/search-stats-repository.js';
 import { sessionRepository } from './repositories/session-repository.js';
@@ -161,10 +162,12 @@ export function createServices(infra: Infrastructure) {
     plans,
     connections: databaseConnectionRepository,
     pools,
+    reservations: sqliteUploadReservationRepository,
     onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
     // searchIndex is made below; a failed upkeep is logged and never fails the upload (the schedule syncs later).
     onSourceReplaced: (record) => searchIndex.service.sourceReplaced(record).catch((error: unknown) => logger.warn({ err: error }, 'search index upkeep failed')),
     log: (level, message, context) => logger[level](context, message),
+    now,
   });
   // The search index (issue 27): every connected table synced into Quarry's own index in the background (when
   // connected, on demand, and on each connection's schedule); natural, semantic and hybrid search read it.
@@ -318,7 +321,7 @@ function wireSearchIndex(deps: {
     jobs: indexJobRepository,
     store,
     // A process that does not sync leaves queued jobs to those that do.
-    runner: syncing ? runner : { pump: async () => undefined, abort: () => undefined, abortConnection: () => undefined },
+    runner: syncing ? runner : { pump: async () => undefined, abort: () => undefined, abortConnection: async () => undefined },
     providerId: embeddings.id,
     onIndexChanged,
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),

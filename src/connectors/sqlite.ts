@@ -5,6 +5,7 @@
  * another. Each handle also caps the size of any value SQLite builds (SQLITE_LIMIT_LENGTH): a generated column or
  * an expression that would make a huge value fails (SQLITE_TOOBIG) instead of allocating it in this process.
  */
+import { stat } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 import { MAX_SQLITE_VALUE_BYTES } from './bounded-values.js';
 import { CLIENT_GRACE_MS, withDeadline } from './deadline.js';
@@ -37,13 +38,24 @@ function closeHandle(db: sqlite3.Database): Promise<void> {
   return new Promise((resolve) => db.close(() => resolve()));
 }
 
+/** Which file a path names now (device and inode); null when it names none. */
+async function fileIdentity(file: string): Promise<string | null> {
+  return stat(file).then((info) => `${info.dev}:${info.ino}`, () => null);
+}
+
 /** `settings.database` is the absolute path already checked by resolveSqlitePath. */
 export function createSqliteExecutor(settings: ConnectionSettings, options: PoolOptions): PooledExecutor {
+  // An open handle keeps reading the file it opened after an upload renames another over its name. The process that
+  // took the upload closes its pool; any other process sharing the folder finds out here, before each query.
+  const openedFile = new WeakMap<sqlite3.Database, string | null>();
   const handles = new ResourcePool<sqlite3.Database>({
     max: options.max,
     acquireTimeoutMs: options.connectTimeoutMs,
     async create() {
+      // Named before opening: a replacement in between makes the handle look stale (reopened once), never current.
+      const identity = await fileIdentity(settings.database);
       const db = await openReadOnly(settings.database);
+      openedFile.set(db, identity);
       try {
         db.configure('limit', sqlite3.LIMIT_LENGTH, MAX_SQLITE_VALUE_BYTES);
         await exec(db, 'PRAGMA query_only = ON');
@@ -59,7 +71,12 @@ export function createSqliteExecutor(settings: ConnectionSettings, options: Pool
 
   async function acquire() {
     try {
-      return await handles.acquire();
+      // Handles on a file since replaced are dropped (each at most once) until one reads the file the name holds now.
+      for (let stale = 0; ; stale++) {
+        const lease = await handles.acquire();
+        if (stale > options.max || openedFile.get(lease.resource) === (await fileIdentity(settings.database))) return lease;
+        lease.release(true);
+      }
     } catch (err) {
       if (err instanceof PoolClosedError) throw poolClosedError('sqlite');
       throw toConnectorError(err, { engine: 'sqlite', timeoutMs: options.connectTimeoutMs });

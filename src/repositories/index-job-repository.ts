@@ -171,6 +171,17 @@ export const indexJobRepository = {
     });
   },
 
+  /**
+   * Cancels every live job of a connection whose data was replaced as a whole; returns their ids. A process running
+   * one learns it at its next page (its progress is refused) and can no longer end it done.
+   */
+  async cancelConnection(connectionId: string, now: Date): Promise<string[]> {
+    const live = await IndexJobModel.findAll({ where: { connectionId, status: LIVE }, attributes: ['id'] });
+    const ids = live.map((row) => row.id);
+    if (ids.length > 0) await IndexJobModel.update({ status: 'cancelled', finishedAt: now, heartbeatAt: null }, { where: { id: ids, status: LIVE } });
+    return ids;
+  },
+
   /** Cancels every live job of tables that left the index. */
   async cancelTables(connectionId: string, tableNames: string[], now: Date): Promise<string[]> {
     if (tableNames.length === 0) return [];

@@ -112,9 +112,14 @@ export class IndexJobRunner {
     this.active.get(jobId)?.abort.abort();
   }
 
-  /** Stops every job of a connection running here (it was deleted). */
-  abortConnection(connectionId: string): void {
-    for (const active of this.active.values()) if (active.job.connectionId === connectionId) active.abort.abort();
+  /**
+   * Stops every job of a connection running here (it was deleted, or its data replaced); resolves once they have
+   * ended, so nothing they read is written to the index afterwards.
+   */
+  async abortConnection(connectionId: string): Promise<void> {
+    const running = [...this.active.values()].filter((active) => active.job.connectionId === connectionId);
+    for (const active of running) active.abort.abort();
+    await Promise.all(running.map((active) => active.finished));
   }
 
   /** Resolves when no job runs here and none is being claimed (tests and benchmarks). */

@@ -14,6 +14,7 @@ import { registerUser, createKey, type TestKey, type TestUser } from '../support
 import { liftKeyLimits } from '../support/hostile.js';
 import { waitForIndex } from '../support/indexing.js';
 import { onSqlite } from '../support/seed-databases.js';
+import { sendUpload as sendUploadTo } from '../support/sqlite-uploads.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
@@ -34,6 +35,7 @@ async function sqliteBytes(rows: string[]): Promise<Buffer> {
 
 const upload = (user: TestUser, name: string, bytes: Uint8Array, contentType = 'application/octet-stream') =>
   t.client.request('PUT', `/api/v1/sqlite-files/${encodeURIComponent(name)}`, undefined, { token: user.token, raw: bytes, headers: { 'content-type': contentType } });
+const sendUpload = (user: TestUser, name: string, bytes: Buffer, chunked: boolean) => sendUploadTo(t.server.url, user.token, name, bytes, chunked);
 const connect = (user: TestUser, database: string) =>
   t.client.post('/api/v1/databases', { name: `file ${database}`.slice(0, 100), engine: 'sqlite', database, environment: 'test' }, { token: user.token });
 
@@ -105,6 +107,24 @@ describe('uploadSqliteFile checks what it keeps', () => {
     expect(readdirSync(folderOf(bob)).filter((f) => f === name || f.startsWith('.upload-') && f !== '.upload-0123456789abcdef')).toEqual([]);
   });
 
+  it('when the file\'s first pages are sound and the rest is garbage, then 422 INVALID_SQLITE_FILE from the check of every page and nothing is kept', async () => {
+    const sound = readFileSync(await onSqlite(scratch, `${randomBytes(6).toString('hex')}.db`, [
+      'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)',
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO notes SELECT i, 'row ' || i || ' ${'of stone and mortar '.repeat(8)}' FROM n`,
+    ]));
+    const pageSize = sound.readUInt16BE(16);
+    expect(sound.length / pageSize).toBeGreaterThan(50);
+    // Page 1 (the schema) and page 2 (the table's root) stay sound: the header check and the schema read pass.
+    const damaged = Buffer.concat([sound.subarray(0, 2 * pageSize), randomBytes(sound.length - 2 * pageSize)]);
+    const name = `damaged-${randomBytes(3).toString('hex')}.db`;
+    const res = await upload(bob, name, damaged);
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.error).toMatchObject({ code: 'INVALID_SQLITE_FILE', details: { fileName: name } });
+    expect(res.body.error.message).toContain('quick_check');
+    expect(readdirSync(folderOf(bob)).filter((f) => f === name || f.startsWith('.upload-') && f !== '.upload-0123456789abcdef')).toEqual([]);
+    expect((await upload(bob, name, sound)).status).toBe(201);
+  });
+
   it('when the body is JSON or the name is a -wal file or not a plain name, then 415 or 400', async () => {
     const bytes = await sqliteBytes(['x']);
     const json = await upload(bob, 'a.db', Buffer.from('{"file":"a.db"}'), 'application/json');
@@ -153,6 +173,35 @@ describe('uploadSqliteFile checks what it keeps', () => {
     expect(existsSync(join(folderOf(bob), 'huge.db'))).toBe(false);
     expect(readdirSync(folderOf(bob)).filter((f) => f.startsWith('.upload-') && f !== '.upload-0123456789abcdef')).toEqual([]);
   });
+
+  it('when four 45 MiB uploads race for a free folder of 150 MiB, then exactly three are kept, the fourth and a streamed fifth are 413 and nothing else stays', async () => {
+    const carol = await registerUser(t.client);
+    const big = readFileSync(await onSqlite(scratch, `${randomBytes(6).toString('hex')}.db`, [
+      'CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB)',
+      'INSERT INTO blobs VALUES (1, zeroblob(47000000))',
+    ]));
+    expect(big.length).toBeGreaterThan(45 * 1024 * 1024 - 1024 * 1024);
+    expect(4 * big.length).toBeGreaterThan(150 * 1024 * 1024);
+    expect(3 * big.length).toBeLessThanOrEqual(150 * 1024 * 1024);
+    const folderFull = { code: 'PAYLOAD_TOO_LARGE', details: { limit: 150 * 1024 * 1024, plan: 'free' } };
+
+    const raced = await Promise.all([1, 2, 3, 4].map((i) => sendUpload(carol, `part-${i}.db`, big, false)));
+    expect(raced.map((r) => r.status).sort()).toEqual([201, 201, 201, 413]);
+    expect(JSON.parse(raced.find((r) => r.status === 413)!.body).error).toMatchObject(folderFull);
+
+    const streamed = await sendUpload(carol, 'part-5.db', big, true);
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.body).error).toMatchObject(folderFull);
+
+    const listed = (await t.client.get('/api/v1/sqlite-files', { token: carol.token })).body.data;
+    expect(listed.total).toBe(3);
+    expect(listed.usedBytes).toBeLessThanOrEqual(150 * 1024 * 1024);
+    expect(readdirSync(folderOf(carol)).sort()).toEqual(listed.files.map((f: { name: string }) => f.name));
+    // The refused uploads gave their room back: a file replaced in place still fits.
+    const refused = `part-${raced.findIndex((r) => r.status === 413) + 1}.db`;
+    expect((await upload(carol, listed.files[0].name, await sqliteBytes(['small again']))).status).toBe(200);
+    expect((await upload(carol, refused, big)).status).toBe(201);
+  }, 120_000);
 
   it('when a connected file is replaced while searches run, then every search answers from the old or the new file and afterwards from the new one', async () => {
     expect((await upload(alice, 'catalog.db', await sqliteBytes(['granite sealer old edition']))).status).toBe(201);

@@ -13,7 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import type { components } from '../../../generated/openapi.js';
 import { resolveSqlitePath, sqliteFileProblem, userSqliteDir, type PoolManager } from '../../connectors/index.js';
 import { AppError, notFound, validationError } from '../../errors/app-error.js';
+import { newId } from '../../lib/ids.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
+import type { SqliteUploadReservationRepository } from '../../repositories/sqlite-upload-reservation-repository.js';
 import type { UserCaller } from '../callers.js';
 import { PLAN_LIMITS } from '../accounts/plan-limits.js';
 import type { PlanService } from '../accounts/plan-service.js';
@@ -28,12 +30,20 @@ export interface SqliteFileDeps {
   plans: Pick<PlanService, 'planOf'>;
   connections: Pick<DatabaseConnectionRepository, 'listOwned' | 'listByEngine'>;
   pools: Pick<PoolManager, 'close'>;
+  /** Room in the folder held by uploads under way, shared by every process. */
+  reservations: SqliteUploadReservationRepository;
   /** A connection's file was replaced: cached schemas and pages of it are stale. */
   onConnectionChanged(databaseId: string): void;
   /** A connection's file was replaced: the search index syncs it again (src/search-index). */
   onSourceReplaced(record: DatabaseConnectionRecord): Promise<void>;
   log(level: 'info' | 'warn', message: string, context: Record<string, unknown>): void;
+  now?: () => number;
 }
+
+/** An upload without a declared length reserves room in steps of this many bytes as its body arrives. */
+const RESERVE_STEP_BYTES = 8 * 1024 * 1024;
+/** A reservation not extended for this long belongs to an upload whose process is gone; the keep checks again. */
+const RESERVATION_TTL_MS = 15 * 60_000;
 
 /** A file SQLite itself writes beside a database: uploading one would change what that database reads. */
 const SIDE_FILE = /-(wal|shm|journal)$/i;
@@ -42,49 +52,85 @@ function tooLarge(limit: number, plan: string): AppError {
   return new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the ${limit} bytes your ${plan} plan allows for SQLite files.`, { limit, plan });
 }
 
-/** Counts bytes as they pass and fails the stream once more than `limit` went through. */
-function byteLimit(limit: number, onExceeded: () => Error): Transform {
+/**
+ * Counts bytes as they pass: past `fileLimit` the stream fails at once; past the room reserved so far it waits for
+ * more (`grow`, given the bytes seen) and fails when the folder has none left.
+ */
+function byteLimit(fileLimit: number, tooLargeError: () => Error, reserved: number, grow: (seen: number) => Promise<number | Error>): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
-      done(seen > limit ? onExceeded() : null, chunk);
+      if (seen > fileLimit) return done(tooLargeError());
+      if (seen <= reserved) return done(null, chunk);
+      grow(seen).then((now) => {
+        if (now instanceof Error) return done(now);
+        reserved = now;
+        done(null, chunk);
+      }, done);
     },
   });
 }
 
 export class SqliteFileService {
-  constructor(private readonly deps: SqliteFileDeps) {}
+  private readonly now: () => number;
 
-  /** uploadSqliteFile: creates or atomically replaces `fileName` in the caller's folder. */
+  constructor(private readonly deps: SqliteFileDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /**
+   * uploadSqliteFile: creates or atomically replaces `fileName` in the caller's folder. The folder's room is reserved
+   * in the store before bytes are written (the declared length, else step by step as they arrive) and checked once
+   * more as the file is kept: concurrent uploads, in any process, never keep more than the plan allows together.
+   */
   async upload(caller: UserCaller, fileName: string, body: Readable, declaredLength: number | null): Promise<{ created: boolean; data: UploadedFile }> {
     if (SIDE_FILE.test(fileName)) {
       throw validationError([{ location: 'path', path: '/fileName', message: 'must not name a -wal, -shm or -journal file (SQLite keeps those itself)' }]);
     }
     const plan = await this.deps.plans.planOf(caller.user.id);
     const limits = PLAN_LIMITS[plan];
+    if (declaredLength !== null && declaredLength > limits.sqliteFileBytes) throw tooLarge(limits.sqliteFileBytes, plan);
     const dir = userSqliteDir(this.deps.root, caller.user.id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const target = join(dir, fileName);
-    const folderRoom = limits.sqliteFolderBytes - (await this.folderBytes(dir, fileName));
-    const allowed = Math.min(limits.sqliteFileBytes, folderRoom);
-    const limitError = () => (allowed < limits.sqliteFileBytes
-      ? new AppError('PAYLOAD_TOO_LARGE', `Your SQLite folder would exceed the ${limits.sqliteFolderBytes} bytes your ${plan} plan allows: remove or replace a file first.`, { limit: limits.sqliteFolderBytes, plan })
-      : tooLarge(limits.sqliteFileBytes, plan));
-    if (declaredLength !== null && declaredLength > allowed) throw limitError();
-
+    const folderFull = () => new AppError('PAYLOAD_TOO_LARGE', `Your SQLite folder would exceed the ${limits.sqliteFolderBytes} bytes your ${plan} plan allows: remove or replace a file first.`, { limit: limits.sqliteFolderBytes, plan });
+    const reservation = newId('upl');
+    /** Holds `bytes` of the folder for this upload when the files kept and the other uploads leave that much room. */
+    const reserve = (bytes: number) => this.deps.reservations.underLock(caller.user.id, new Date(this.now()), async (ledger) => {
+      if ((await this.folderBytes(dir, fileName)) + (await ledger.reservedBytes(reservation)) + bytes > limits.sqliteFolderBytes) return false;
+      await ledger.set(reservation, bytes, new Date(this.now() + RESERVATION_TTL_MS));
+      return true;
+    });
+    const initial = Math.min(declaredLength ?? RESERVE_STEP_BYTES, limits.sqliteFileBytes);
     const temporary = join(dir, `.upload-${randomBytes(8).toString('hex')}`);
     try {
-      await pipeline(body, byteLimit(allowed, limitError), createWriteStream(temporary, { flags: 'wx', mode: 0o600 }));
+      // Without a declared length, a first step that does not fit may still leave room for a smaller file.
+      let held = (await reserve(initial)) ? initial : declaredLength === null && (await reserve(0)) ? 0 : null;
+      if (held === null) throw folderFull();
+      const grow = async (seen: number) => {
+        const next = Math.min(limits.sqliteFileBytes, Math.max(seen, held! + RESERVE_STEP_BYTES));
+        if (await reserve(next)) return (held = next);
+        // A whole step does not fit: the bytes already here may, and the upload stops only past the room left.
+        return next > seen && (await reserve(seen)) ? (held = seen) : folderFull();
+      };
+      await pipeline(body, byteLimit(limits.sqliteFileBytes, () => tooLarge(limits.sqliteFileBytes, plan), held, grow), createWriteStream(temporary, { flags: 'wx', mode: 0o600 }));
       const problem = await sqliteFileProblem(temporary);
       if (problem) throw new AppError('INVALID_SQLITE_FILE', problem, { fileName });
+      const size = (await stat(temporary)).size;
       const existed = await stat(target).then((info) => info.isFile(), () => false);
-      await rename(temporary, target);
+      // Checked once more and kept in one step: a reservation that expired meanwhile is no room taken from others.
+      await this.deps.reservations.underLock(caller.user.id, new Date(this.now()), async (ledger) => {
+        if ((await this.folderBytes(dir, fileName)) + (await ledger.reservedBytes(reservation)) + size > limits.sqliteFolderBytes) throw folderFull();
+        await rename(temporary, target);
+        await ledger.remove(reservation);
+      });
       const info = await stat(target);
       await this.reconnect(caller.user.id, dir, target);
       return { created: !existed, data: { file: { name: fileName, sizeBytes: info.size, uploadedAt: info.mtime.toISOString() }, replaced: existed } };
     } finally {
       await rm(temporary, { force: true });
+      await this.deps.reservations.remove(reservation).catch(() => undefined);
     }
   }
 

@@ -37,7 +37,7 @@ export interface IndexServiceDeps {
   tables: IndexTableRepository;
   jobs: IndexJobRepository;
   store: Pick<IndexStore, 'space'>;
-  runner: { pump(): Promise<void>; abort(jobId: string): void; abortConnection(connectionId: string): void };
+  runner: { pump(): Promise<void>; abort(jobId: string): void; abortConnection(connectionId: string): Promise<void> };
   /** The embedding model semantic tables are indexed with. */
   providerId: string;
   /** A table's rows left the index (or it was re-synced): cached answers that read it are stale. */
@@ -242,12 +242,16 @@ export class IndexService {
   }
 
   /**
-   * The data behind a connection was replaced as a whole (an uploaded SQLite file): a running sync read the old data,
-   * so it stops; tables the new schema lacks leave the index and every indexable table is synced again.
+   * The data behind a connection was replaced as a whole (an uploaded SQLite file): a queued or running sync would
+   * index the old data (or end ready on it), so it is cancelled in the store, where the process running it, this one
+   * or another, sees it at its next page; here it is awaited. Tables the new schema lacks leave the index and every
+   * indexable table is synced again from the start: that sync rewrites changed rows and drops the rows the new file
+   * does not have, so when it is done the index holds the new file's rows and no others.
    */
   async sourceReplaced(record: DatabaseConnectionRecord): Promise<void> {
     if (!record.indexEnabled) return;
-    this.deps.runner.abortConnection(record.id);
+    await this.deps.jobs.cancelConnection(record.id, new Date(this.now()));
+    await this.deps.runner.abortConnection(record.id);
     const schema = this.indexable(await this.deps.tablesOf(record, true));
     await this.dropTablesNotIn(record, schema.map(tableId));
     await this.enqueue(record, schema, 'upload');
@@ -308,7 +312,7 @@ export class IndexService {
   }
 
   private async removeRows(record: DatabaseConnectionRecord): Promise<void> {
-    this.deps.runner.abortConnection(record.id);
+    await this.deps.runner.abortConnection(record.id);
     await this.dropTablesNotIn(record, []);
   }
 

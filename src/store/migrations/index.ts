@@ -8,6 +8,7 @@ import * as searchIndexColumns from './0021-search-index-columns.js';
 import * as indexJobAttempts from './0022-index-job-attempts.js';
 import * as publishableKeys from './0015-publishable-keys.js';
 import * as accountPlans from './0010-account-plans.js';
+import * as sqliteUploadReservations from './0023-upload-reservations.js';
 
 export interface Migration {
   name: string;
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   { name: '0015-publishable-keys', ...publishableKeys },
   { name: '0010-account-plans', ...accountPlans },
   { name: '0022-index-job-attempts', ...indexJobAttempts },
+  { name: '0023-upload-reservations', ...sqliteUploadReservations },
 ];

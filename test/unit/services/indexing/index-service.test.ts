@@ -42,7 +42,7 @@ function service(): IndexService {
     tables,
     jobs,
     store: store.index,
-    runner: { pump: async () => undefined, abort: () => undefined, abortConnection: () => undefined },
+    runner: { pump: async () => undefined, abort: () => undefined, abortConnection: async () => undefined },
     providerId: 'fake:hash-8',
     onIndexChanged: (id) => changed.push(id),
     onError: (error) => errors.push(error),
