@@ -191,7 +191,7 @@ export function createServices(infra: Infrastructure) {
     connections: databaseConnectionRepository,
     recorder: searchRecorder,
     cache: searchCacheTtl === 0 ? new NoResultCache()
-      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, { lost: (error) => redisOutages.lost('search cache', error), regained: () => redisOutages.regained('search cache') })
+      : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, { lost: (error) => redisOutages.lost('search cache', error), regained: () => redisOutages.regained('search cache') }, config.redisTimeoutMs)
         : new MemoryResultCache(searchCacheTtl),
     cursorSecret: createHmac('sha256', config.apiKeyPepper).update('quarry search cursor v1').digest(),
     upgradeUrl: config.upgradeUrl,

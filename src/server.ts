@@ -43,6 +43,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const redisOutages = new RedisOutageLog(logger);
   const rateLimitStore = createRateLimitStore({
     redisUrl: config.redisUrl ?? undefined,
+    timeoutMs: config.redisTimeoutMs,
     onError: (error) => redisOutages.lost('rate limits', error),
     onRecover: () => redisOutages.regained('rate limits'),
   });

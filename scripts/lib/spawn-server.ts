@@ -37,6 +37,8 @@ export interface SpawnOptions {
 
 let buildDone = false;
 
+const START_TIMEOUT_MS = 120_000;
+
 /** The project's own `npm run build` (package.json says how), once per process. */
 function buildOnce(): void {
   if (buildDone) return;
@@ -57,7 +59,9 @@ export async function spawnServer(env: Record<string, string>, options: SpawnOpt
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 45_000;
+  // A bound for a server that never comes up, not a wait: on a busy machine compiling the sources alone can take
+  // most of a minute, and a caller's own hook timeout still bounds the whole set-up.
+  const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
     try {
@@ -67,7 +71,7 @@ export async function spawnServer(env: Record<string, string>, options: SpawnOpt
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`server did not start within 45 s:\n${output}`);
+      throw new Error(`server did not start within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

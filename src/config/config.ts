@@ -15,6 +15,8 @@ export interface Config {
   databaseUrl: string;
   storeKind: StoreKind;
   redisUrl: string | null;
+  /** REDIS_TIMEOUT_MS */
+  redisTimeoutMs: number;
   jwt: { secret: string; issuer: string; audience: string; accessTtl: number; refreshTtl: number; sessionMaxAge: number };
   apiKeyPepper: string;
   credentialsKey: Buffer;
@@ -164,6 +166,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '200', meaning: 'Most connections Quarry holds to all connected databases together (1-10000).' })),
   RATE_LIMIT_ENABLED: flag().default(true)
     .meta(doc({ default: 'true', meaning: 'Turn rate limiting off (benchmarks only).' })),
+  REDIS_TIMEOUT_MS: wholeNumber(10, 10_000).default(250)
+    .meta(doc({ default: '250', meaning: 'Longest a request waits on Redis (rate limits, search cache) before it answers without it: rate limits fall back to this process and the cache misses (10-10000). Raise it where Redis is far away or the machine is overloaded.' })),
   SEARCH_TIMEOUT_MS: wholeNumber(100, 60_000).default(5000)
     .meta(doc({ default: '5000', meaning: 'Per-database time budget of one search (100-60000).' })),
   SEARCH_CACHE_TTL_MS: wholeNumber(0, 3_600_000).default(30_000)
@@ -255,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     storeKind: databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres',
     redisUrl: settings.REDIS_URL ?? null,
+    redisTimeoutMs: settings.REDIS_TIMEOUT_MS,
     jwt: {
       secret: settings.JWT_SECRET ?? generated!.jwtSecret,
       issuer: settings.JWT_ISSUER,

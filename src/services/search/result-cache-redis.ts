@@ -19,9 +19,10 @@ export class RedisResultCache implements ResultCache {
     private readonly ttlMs: number,
     private readonly prefix = DEFAULT_CACHE_PREFIX,
     private readonly health: RedisHealthSink = { lost: () => undefined, regained: () => undefined },
+    commandTimeoutMs = 250,
   ) {
     this.client = new Redis(url, {
-      commandTimeout: 250,
+      commandTimeout: commandTimeoutMs,
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       connectTimeout: 1_000,
