@@ -1025,11 +1025,13 @@ export interface paths {
         };
         /**
          * Query completions and spelling fixes
-         * @description Needs permission `search`. Completions of `q` from the caller's own past queries and from popular queries
-         *     of all users (only queries searched by at least 3 distinct users are shared), and "did you mean" spelling
-         *     fixes from the vocabulary of the caller's connected data. With a publishable key (public by design) no past
-         *     query is suggested, since one visitor must not see what another typed: only spelling fixes, from the key's
-         *     own databases and tables.
+         * @description Needs permission `search`. Completions of `q` from the caller's own past queries (source `history`, most
+         *     searched first) and of the word being typed (its last word, at least 2 letters) from the words of the
+         *     caller's own connected data (source `vocabulary`, most frequent first), and "did you mean" spelling fixes
+         *     from the same words. Nothing comes from another account: what other accounts searched is never suggested
+         *     (shared suggestions would let a few accounts confirm a guess of what another searched for). With a
+         *     publishable key (public by design) no past query is suggested, since one visitor must not see what another
+         *     typed: only completions and spelling fixes, from the key's own databases and tables.
          */
         get: operations["getSearchSuggestions"];
         put?: never;
@@ -2381,8 +2383,11 @@ export interface components {
                 query: string;
                 suggestions: {
                     text: string;
-                    /** @enum {string} */
-                    source: "history" | "popular";
+                    /**
+                     * @description `history`: one of the caller's own past queries; `vocabulary`: the word being typed, completed from the words of the caller's own data.
+                     * @enum {string}
+                     */
+                    source: "history" | "vocabulary";
                     count: number;
                 }[];
                 didYouMean: string[];

@@ -24,20 +24,6 @@ export const searchSuggestionRepository = {
     { userId, since, pattern: prefixPattern(prefix), limit });
     return rows.map((row) => ({ query: String(row.query), count: num(row.count) }));
   },
-
-  /**
-   * Queries of all users starting with `prefix`, case-folded, that found something and were searched by at least
-   * `minUsers` distinct users (what one or two users typed is never shown to others).
-   */
-  async popularQueries(prefix: string, since: Date, minUsers: number, limit: number): Promise<QueryCount[]> {
-    const rows = await select(sequelize(), `
-      SELECT LOWER(query) AS query, COUNT(*) AS count FROM search_records
-      WHERE created_at >= :since AND result_count > 0 AND LOWER(query) LIKE :pattern ESCAPE '!'
-      GROUP BY LOWER(query) HAVING COUNT(DISTINCT user_id) >= :minUsers
-      ORDER BY count DESC, ${textOrder(sequelize(), 'LOWER(query)')} LIMIT :limit`,
-    { since, pattern: prefixPattern(prefix), minUsers, limit });
-    return rows.map((row) => ({ query: String(row.query), count: num(row.count) }));
-  },
 };
 
 export type SearchSuggestionRepository = typeof searchSuggestionRepository;

@@ -14,6 +14,8 @@ const SAMPLE_CHARS = 2000;
 const MAX_WORDS = 50_000;
 const MIN_LENGTH = 3;
 const MAX_LENGTH = 30;
+/** Fewer letters than this complete to too many words to help. */
+const COMPLETE_MIN = 2;
 
 /** word (lower case) -> how often it was seen. */
 export type Vocabulary = Map<string, number>;
@@ -116,6 +118,22 @@ export function didYouMean(query: string, vocabulary: Vocabulary, limit = 3): st
     spellings.push(rewrite((w) => (w === first ? option.word : fixes.get(w)?.[0]?.word)));
   }
   return [...new Set(spellings)].filter((s) => s !== query).slice(0, limit);
+}
+
+/**
+ * Completions of the word being typed (the last word of `typed`, at least COMPLETE_MIN letters) from the caller's own
+ * vocabulary, most frequent first: `typed` with that word completed, and how often the word was seen.
+ */
+export function completions(typed: string, vocabulary: Vocabulary, limit: number): { text: string; count: number }[] {
+  const last = /[\p{L}\p{M}\p{N}]+$/u.exec(typed);
+  if (!last || last[0].length < COMPLETE_MIN || vocabulary.size === 0) return [];
+  const prefix = last[0].toLowerCase();
+  const head = typed.slice(0, last.index);
+  return [...vocabulary]
+    .filter(([word]) => word.length > prefix.length && word.startsWith(prefix))
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, limit)
+    .map(([word, count]) => ({ text: head + word, count }));
 }
 
 /** Several connections' (or tables') vocabularies as one. */

@@ -1,4 +1,4 @@
-/** getSearchSuggestions: the caller's own past queries, queries shared by at least three users, and spelling fixes. */
+/** getSearchSuggestions: the caller's own past queries, words of their own data, and spelling fixes; never another account's. */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -59,15 +59,26 @@ describe('getSearchSuggestions', () => {
     });
   });
 
-  it('when other users searched a query, then it is shared only once three distinct users searched it', async () => {
-    const res = await suggest(ada, 'keyb');
-    expect(res.body.data.suggestions).toEqual([{ text: 'keyboard mechanical', source: 'popular', count: 3 }]);
+  it('when other accounts searched a query, then none of it is suggested, however many they are', async () => {
+    const res = await suggest(ada, 'keyboard m');
+    expect(res.status).toBe(200);
+    expect(res.body.data.suggestions.map((s: { text: string }) => s.text)).not.toContain('keyboard mechanical');
+    expect(res.body.data.suggestions.every((s: { source: string }) => s.source !== 'popular')).toBe(true);
+    const tactile = await suggest(ada, 'keyboard t');
+    expect(tactile.body.data.suggestions.filter((s: { source: string }) => s.source === 'history')).toEqual([]);
   });
 
-  it("when another user types the start of the caller's private queries, then they are not shown", async () => {
+  it('when the word being typed starts words of the caller\'s own data, then it is completed from them, most frequent first', async () => {
+    const res = await suggest(ada, 'Mechanical key');
+    expect(res.body.data.suggestions).toEqual([{ text: 'Mechanical keyboard', source: 'vocabulary', count: expect.any(Number) }]);
+    const batt = await suggest(ada, 'batt', 1);
+    expect(batt.body.data.suggestions).toEqual([{ text: 'battery', source: 'vocabulary', count: expect.any(Number) }]);
+  });
+
+  it("when another user types the start of the caller's private queries, then only words of their own data come back", async () => {
     const stranger = await caller();
     const res = await suggest(stranger, 'head');
-    expect(res.body.data.suggestions).toEqual([]);
+    expect(res.body.data.suggestions).toEqual([{ text: 'headphones', source: 'vocabulary', count: expect.any(Number) }]);
   });
 
   it('when a word is misspelled, then "did you mean" offers the spelling found in the connected data', async () => {
@@ -88,6 +99,6 @@ describe('getSearchSuggestions', () => {
     const res = await suggest(ada, '%');
     expect(res.body.data.suggestions).toEqual([]);
     const underscore = await suggest(ada, 'h_ad');
-    expect(underscore.body.data.suggestions).toEqual([]);
+    expect(underscore.body.data.suggestions.filter((s: { source: string }) => s.source === 'history')).toEqual([]);
   });
 });

@@ -1,18 +1,20 @@
 /**
  * getSearchSuggestions (GET /api/v1/search/suggestions): completions of what the caller typed from their own past
- * queries (source `history`) and from other users' (source `popular`, only queries searched by at least
- * POPULAR_MIN_USERS distinct users and that found something), and "did you mean" spellings from the vocabulary of
- * the caller's connections in the key's environment (sampled per connection, kept VOCABULARY_TTL_MS).
+ * queries (source `history`) and of the word being typed from the vocabulary of their own connected data (source
+ * `vocabulary`), and "did you mean" spellings from that vocabulary (the caller's connections in the key's
+ * environment, sampled per connection, kept VOCABULARY_TTL_MS).
  *
- * A publishable key is public, so nothing anyone typed is suggested through it (one visitor must not see what another
- * searched for), and its spelling fixes come only from the databases and tables it may search.
+ * Nothing comes from another account: suggestions shared across accounts let anyone who controls a few accounts
+ * confirm a guess of what a victim searched for. A publishable key is public, so nothing anyone typed is suggested
+ * through it either (one visitor must not see what another searched for); its completions and spelling fixes come
+ * only from the databases and tables it may search.
  */
 import type { components } from '../../../generated/openapi.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { SearchSuggestionRepository } from '../../repositories/search-suggestion-repository.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import { named } from '../../sql-search/targets.js';
-import { didYouMean, mergeVocabularies, sampleVocabularies, type SampledVocabulary, type Vocabulary } from '../../sql-search/vocabulary.js';
+import { completions, didYouMean, mergeVocabularies, sampleVocabularies, type SampledVocabulary, type Vocabulary } from '../../sql-search/vocabulary.js';
 import type { KeyCaller } from '../callers.js';
 import { searchScope } from '../keys/publishable-keys.js';
 import { firstDatabases } from './search-fan-out.js';
@@ -20,7 +22,6 @@ import type { SearchService } from './search-service.js';
 
 type Suggestions = components['schemas']['SuggestionsResponse']['data'];
 
-export const POPULAR_MIN_USERS = 3;
 export const SUGGESTION_DAYS = 90;
 export const VOCABULARY_TTL_MS = 10 * 60_000;
 const DEFAULT_LIMIT = 5;
@@ -50,14 +51,14 @@ export class SuggestionService {
     const typed = input.q.replace(/\u0000/g, '').trim();
     const since = new Date(this.now() - SUGGESTION_DAYS * 86_400_000);
     const pastQueries = typed !== '' && caller.key.kind !== 'publishable';
-    const [own, popular, vocabulary] = await Promise.all([
+    const [own, vocabulary] = await Promise.all([
       pastQueries ? this.deps.queries.ownQueries(caller.user.id, typed, since, limit + 1) : [],
-      pastQueries ? this.deps.queries.popularQueries(typed, since, POPULAR_MIN_USERS, limit + 1) : [],
       this.vocabularyOf(caller),
     ]);
+    const words = completions(typed, vocabulary, limit + 1).map(({ text, count }) => ({ query: text, count }));
     const seen = new Set([typed.toLowerCase()]);
     const suggestions: Suggestions['suggestions'] = [];
-    for (const [source, rows] of [['history', own], ['popular', popular]] as const) {
+    for (const [source, rows] of [['history', own], ['vocabulary', words]] as const) {
       for (const row of rows) {
         const key = row.query.trim().toLowerCase();
         if (seen.has(key) || suggestions.length >= limit) continue;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DIALECTS, type Engine, type TableSchema } from '../../../src/connectors/index.js';
-import { addText, didYouMean, editDistance, mergeVocabularies, sampleQuery, type Vocabulary } from '../../../src/sql-search/vocabulary.js';
+import { addText, completions, didYouMean, editDistance, mergeVocabularies, sampleQuery, type Vocabulary } from '../../../src/sql-search/vocabulary.js';
 
 const vocabulary = (): Vocabulary => {
   const v: Vocabulary = new Map();
@@ -52,5 +52,31 @@ describe('sampling a table', () => {
     ['postgres', 'SELECT left("title"::text, 2000) AS "title", left("body"::text, 2000) AS "body" FROM "app"."notes" LIMIT 500'],
   ] as const)('when %s text is sampled for suggestions, then each value is cut to the characters read, in SQL', (engine, sql) => {
     expect(sampleQuery({ engine, ...DIALECTS[engine] }, notes(engine))).toBe(sql);
+  });
+});
+
+describe('completions', () => {
+  const vocabulary = new Map([['keyboard', 3], ['keys', 5], ['key', 9], ['kettle', 1]]);
+
+  it('when the last word starts longer words, then they complete it, most frequent first, the rest of the text kept', () => {
+    expect(completions('Mechanical ke', vocabulary, 5)).toEqual([
+      { text: 'Mechanical key', count: 9 },
+      { text: 'Mechanical keys', count: 5 },
+      { text: 'Mechanical keyboard', count: 3 },
+      { text: 'Mechanical kettle', count: 1 },
+    ]);
+  });
+
+  it('when the last word is a whole word, then only longer words complete it', () => {
+    expect(completions('key', vocabulary, 5).map((c) => c.text)).toEqual(['keys', 'keyboard']);
+  });
+
+  it('when the text ends in a space or the word is one letter, then nothing is completed', () => {
+    expect(completions('key ', vocabulary, 5)).toEqual([]);
+    expect(completions('k', vocabulary, 5)).toEqual([]);
+  });
+
+  it('when a limit is given, then no more than that come back', () => {
+    expect(completions('ke', vocabulary, 2)).toHaveLength(2);
   });
 });
