@@ -151,12 +151,13 @@ describe('what a publishable key may do', () => {
     expectError(await t.client.get('/api/v1/databases', { token: key.value }), 401, 'INVALID_TOKEN');
   });
 
-  it('when it asks for suggestions, then no past query is suggested and spelling fixes come only from its own tables', async () => {
+  it('when it asks for suggestions, then no past query is suggested and completions and spelling fixes come only from its own tables', async () => {
     await search(secret.secret, { query: 'headphones for the payroll' });
     await t.server.services.searchRecorder.flush();
     const fromKey = await suggest(key.value, 'headphon');
     expect(fromKey.status).toBe(200);
-    expect(fromKey.body.data.suggestions).toEqual([]);
+    expect(fromKey.body.data.suggestions).toEqual([{ text: 'headphones', source: 'vocabulary', count: expect.any(Number) }]);
+    expect((await suggest(key.value, 'payr')).body.data.suggestions).toEqual([]);
     expect((await suggest(secret.secret, 'headphon')).body.data.suggestions.map((s: { text: string }) => s.text)).toContain('headphones for the payroll');
     // "payrol" is only in the staff table: a fix for the secret key, none for the key limited to products.
     expect((await suggest(secret.secret, 'payrol')).body.data.didYouMean).toEqual(['payroll']);
