@@ -7,6 +7,8 @@
  */
 import { open } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
+import { MAX_SQLITE_VALUE_BYTES } from './bounded-values.js';
+import { quoteSqliteIdent } from './sqlite.js';
 
 const HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -46,7 +48,16 @@ async function schemaProblem(db: sqlite3.Database): Promise<string | null> {
   }
 }
 
-/** Every page checked, within `timeoutMs` (sqlite3_interrupt stops the check): a file not checked in time is not kept. */
+/**
+ * Every page checked, within `timeoutMs` (sqlite3_interrupt stops the check): a file not checked in time is not kept.
+ *
+ * quick_check first walks every b-tree page and reports what it finds there, then reads each row, computing the
+ * virtual generated columns it type-checks: the file's schema decides what that costs. The handle caps every value
+ * SQLite builds (as the sync handles do), so one computation ends at MAX_SQLITE_VALUE_BYTES; a computation that
+ * would pass it either yields null (printf) or stops the statement with SQLITE_TOOBIG (zeroblob). A value too big to
+ * compute is not damage: the pages were already checked, so each table is then checked on its own, and a table that
+ * stops again has its stored columns read instead (every record header parsed, nothing computed).
+ */
 async function pagesProblem(db: sqlite3.Database, timeoutMs: number): Promise<string | null> {
   let interrupted = false;
   const timer = setTimeout(() => {
@@ -54,14 +65,53 @@ async function pagesProblem(db: sqlite3.Database, timeoutMs: number): Promise<st
     db.interrupt();
   }, timeoutMs);
   try {
-    // One row `ok` for a sound file; otherwise the first problem found (or an error such as SQLITE_CORRUPT).
-    const rows = await new Promise<Array<{ quick_check: unknown }>>((resolve, reject) => {
-      db.all('PRAGMA quick_check(1)', (err: Error | null, found: Array<{ quick_check: unknown }>) => (err ? reject(err) : resolve(found)));
-    });
-    return rows.length === 1 && rows[0]!.quick_check === 'ok' ? null : DAMAGED;
+    db.configure('limit', sqlite3.LIMIT_LENGTH, MAX_SQLITE_VALUE_BYTES);
+    const whole = await checked(db, 'PRAGMA quick_check(1)', []);
+    if (whole !== TOO_BIG) return whole;
+    for (const table of await rows<{ name: string }>(db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'", [])) {
+      // An interrupt between two statements is lost: SQLite clears it once none is running.
+      if (interrupted) throw new Error('interrupted');
+      const found = await checked(db, "SELECT quick_check FROM pragma_quick_check(?, 'main')", [table.name]);
+      if (found === TOO_BIG) await rows(db, storedColumnsRead(table.name, await storedColumns(db, table.name)), []);
+      else if (found !== null) return found;
+    }
+    return null;
   } catch {
     return interrupted ? `SQLite could not check every page of the file within ${Math.ceil(timeoutMs / 1000)} s, so it was not kept.` : DAMAGED;
   } finally {
     clearTimeout(timer);
   }
+}
+
+const TOO_BIG = Symbol('a value too big to compute');
+
+/** Null for `ok`; DAMAGED for the first problem reported; TOO_BIG when a value the check computes passed the cap. */
+async function checked(db: sqlite3.Database, sql: string, params: unknown[]): Promise<string | null | typeof TOO_BIG> {
+  try {
+    // quick_check(1) stops at the first problem, so its first row is `ok` or that problem.
+    const row = await new Promise<{ quick_check: unknown } | undefined>((resolve, reject) => {
+      db.get(sql, params, (err: Error | null, found: { quick_check: unknown } | undefined) => (err ? reject(err) : resolve(found)));
+    });
+    return row?.quick_check === 'ok' ? null : DAMAGED;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'SQLITE_TOOBIG') return TOO_BIG;
+    throw err;
+  }
+}
+
+function rows<Row>(db: sqlite3.Database, sql: string, params: unknown[]): Promise<Row[]> {
+  return new Promise((resolve, reject) => db.all(sql, params, (err: Error | null, found: Row[]) => (err ? reject(err) : resolve(found))));
+}
+
+/** The columns the file stores for `table` (not the virtual generated ones, hidden = 2). */
+async function storedColumns(db: sqlite3.Database, table: string): Promise<string[]> {
+  return (await rows<{ name: string; hidden: number }>(db, "SELECT name, hidden FROM pragma_table_xinfo(?, 'main')", [table]))
+    .filter((column) => column.hidden !== 2)
+    .map((column) => column.name);
+}
+
+/** One pass over every row asking each stored value's type: the record headers are parsed, no value is loaded. */
+function storedColumnsRead(table: string, columns: string[]): string {
+  const types = columns.map((column) => `typeof(${quoteSqliteIdent(column)})`).join(' || ');
+  return `SELECT count(${types || '*'}) AS n FROM ${quoteSqliteIdent(table)}`;
 }
