@@ -18,6 +18,7 @@ function flakyPrimary() {
   };
   const store: RateLimitStore = {
     consume: (s, r, n) => gate(() => inner.consume(s, r, n)),
+    consumeAll: (c, n) => gate(() => inner.consumeAll(c, n)),
     peek: (s, r, n) => gate(() => inner.peek(s, r, n)),
     acquireConcurrency: (s, m, l, n, t) => gate(() => inner.acquireConcurrency(s, m, l, n, t)),
     releaseConcurrency: (s, l) => gate(() => inner.releaseConcurrency(s, l)),
