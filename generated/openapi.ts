@@ -2670,6 +2670,7 @@ export interface components {
         /**
          * @description The account's own limit: its plan's requests per hour, counted over every key of the account in the same
          *     sliding hour as `current`. A request is admitted only when both the key and the account have room.
+         *     `resetTime`: when the account's oldest counted request leaves the window.
          */
         AccountRateLimit: {
             /**
@@ -2685,7 +2686,6 @@ export interface components {
             percentUsed: number;
             windowStart: components["schemas"]["Timestamp"];
             windowEnd: components["schemas"]["Timestamp"];
-            /** @description When the account's oldest counted request leaves the window. */
             resetTime: components["schemas"]["Timestamp"];
         };
         RateLimitStatusResponse: {
