@@ -68,10 +68,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async consumeAll(checks: readonly LimitCheck[], nowMs: number): Promise<CombinedDecision> {
-    const tags = new Set(checks.map((check) => hashTag(check.subject)));
-    if (checks.length > 1 && (tags.size !== 1 || tags.has(null))) {
-      throw new Error(`consumeAll needs every subject under one hash tag, got ${checks.map((c) => c.subject).join(', ')}`);
-    }
+    assertOneHashTag(checks);
     return combine(await this.decide(checks, nowMs, false));
   }
 
@@ -144,6 +141,17 @@ export class RedisStore implements RateLimitStore {
       };
       return toDecision(outcome, rule, now);
     });
+  }
+}
+
+/**
+ * One script may only touch keys of one Cluster slot, so the subjects decided together must share a hash tag.
+ * A mismatch is a programming error, thrown before Redis is asked (so it is never taken for an outage).
+ */
+export function assertOneHashTag(checks: readonly LimitCheck[]): void {
+  const tags = new Set(checks.map((check) => hashTag(check.subject)));
+  if (checks.length > 1 && (tags.size !== 1 || tags.has(null))) {
+    throw new Error(`consumeAll needs every subject under one hash tag, got ${checks.map((c) => c.subject).join(', ')}`);
   }
 }
 

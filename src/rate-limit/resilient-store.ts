@@ -9,6 +9,7 @@
  */
 import type { RateLimitDecision } from './decision.js';
 import { MemoryStore } from './memory-store.js';
+import { assertOneHashTag } from './redis-store.js';
 import type { RateLimitRule } from './rules.js';
 import type { CombinedDecision, LimitCheck, RateLimitStore, StoreStatus } from './store.js';
 import { TimeoutError, withTimeout } from '../lib/timeout.js';
@@ -51,7 +52,8 @@ export class ResilientStore implements RateLimitStore {
     return this.run((store) => store.consume(subject, rule, nowMs));
   }
 
-  consumeAll(checks: readonly LimitCheck[], nowMs: number): Promise<CombinedDecision> {
+  async consumeAll(checks: readonly LimitCheck[], nowMs: number): Promise<CombinedDecision> {
+    assertOneHashTag(checks); // a caller's mistake must not pass for a Redis outage
     return this.run((store) => store.consumeAll(checks, nowMs));
   }
 

@@ -48,6 +48,15 @@ describe('ResilientStore', () => {
     expect(store.status()).toEqual({ mode: 'redis', redisUp: true, lastError: null });
   });
 
+  it('when consumeAll is given subjects of two accounts, then it throws and Redis is not taken for down', async () => {
+    const { store, primary, onError } = setup();
+    const checks = [{ subject: '{account:a}:key:k', rule }, { subject: '{account:b}:requests', rule }];
+    await expect(store.consumeAll(checks, T0)).rejects.toThrow(/one hash tag/);
+    expect(primary.control.calls).toBe(0);
+    expect(onError).not.toHaveBeenCalled();
+    expect(store.status().mode).toBe('redis');
+  });
+
   it('when the primary errors, then the decision comes from memory, nothing throws and onError is called once per outage', async () => {
     const { store, primary, onError } = setup();
     primary.control.mode = 'error';
