@@ -1307,8 +1307,9 @@ export interface paths {
         /**
          * The calling key's rate-limit status
          * @description Any active key may call it. It does not consume a request, so it works while the key is blocked.
-         *     `current` is the sliding hour ending now; `usage.last24Hours` has one point per clock hour (empty hours
-         *     included) counting admitted requests. Recommendations follow stated rules: over 80% of the hourly limit
+         *     `current` is the key's sliding hour ending now; `account` is the same hour counted over every key of the
+         *     account, against its plan's requests per hour (a request needs room in both). `usage.last24Hours` has one
+         *     point per clock hour (empty hours included) counting the key's admitted requests. Recommendations follow stated rules: over 80% of the hourly limit
          *     used now or at the peak suggests the next tier; any block in the last 24 hours is reported; otherwise an
          *     informational note.
          */
@@ -2656,6 +2657,7 @@ export interface components {
                 windowStart: components["schemas"]["Timestamp"];
                 windowEnd: components["schemas"]["Timestamp"];
             };
+            account: components["schemas"]["AccountRateLimit"];
             usage: {
                 last24Hours: {
                     hour: components["schemas"]["Timestamp"];
@@ -2669,6 +2671,27 @@ export interface components {
                 };
             };
             recommendations: components["schemas"]["RateLimitRecommendation"][];
+        };
+        /**
+         * @description The account's own limit: its plan's requests per hour, counted over every key of the account in the same
+         *     sliding hour as `current`. A request is admitted only when both the key and the account have room.
+         *     `resetTime`: when the account's oldest counted request leaves the window.
+         */
+        AccountRateLimit: {
+            /**
+             * @description The account's plan.
+             * @enum {string}
+             */
+            plan: "free" | "pro" | "enterprise";
+            /** @description The plan's requests per hour across all keys. */
+            limit: number;
+            /** @description Requests admitted for any of the account's keys in the window. */
+            requests: number;
+            remaining: number;
+            percentUsed: number;
+            windowStart: components["schemas"]["Timestamp"];
+            windowEnd: components["schemas"]["Timestamp"];
+            resetTime: components["schemas"]["Timestamp"];
         };
         RateLimitStatusResponse: {
             success: components["schemas"]["SuccessFlag"];
@@ -3114,7 +3137,12 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description A rate limit was exceeded. The body and headers say how long to wait. */
+        /**
+         * @description A rate limit was exceeded. The body and headers say how long to wait. For `RATE_LIMIT_EXCEEDED`,
+         *     `details.scope` says which limit refused: `key` (the key's tier), `account` (the account's plan, counted
+         *     over all of its keys), `visitor` (a publishable key's per-client-IP limit) or `operation` (a per-operation
+         *     limit). The headers report that limit.
+         */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3235,7 +3263,7 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description Requests allowed in the window for the key's tier (or the per-operation limit).
+         * @description Requests allowed in the window of the limit reported (the one with least left of the key's tier, the account's plan over all its keys, a publishable key's per-visitor limit; or the per-operation limit).
          * @example 1000
          */
         "X-RateLimit-Limit": number;

@@ -57,6 +57,12 @@ export function toDecision(outcome: WindowOutcome, rule: RateLimitRule, nowMs: n
   };
 }
 
+/** The combined answer of several checks (see `CombinedDecision` in store.ts): admitted when none refused. */
+export function combine(decisions: RateLimitDecision[]): { allowed: boolean; decisions: RateLimitDecision[]; refusedBy: number | null } {
+  const refusedBy = decisions.findIndex((decision) => !decision.allowed);
+  return { allowed: refusedBy < 0, decisions, refusedBy: refusedBy < 0 ? null : refusedBy };
+}
+
 /** A caller's rate-limit window as reported to them (X-RateLimit-*): after an admission, or with a refusal. */
 export interface RateLimitWindow {
   limit: number;

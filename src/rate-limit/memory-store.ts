@@ -4,10 +4,10 @@
  * its limit nor than the milliseconds in its window, and a sweep (at most once per `sweepIntervalMs` of the injected
  * clock) deletes subjects whose requests, block and leases have all expired.
  */
-import { toDecision, type RateLimitDecision } from './decision.js';
+import { combine, toDecision, type RateLimitDecision } from './decision.js';
 import type { RateLimitRule } from './rules.js';
-import { evaluate } from './sliding-window.js';
-import type { RateLimitStore, StoreStatus } from './store.js';
+import { evaluate, evaluateAll } from './sliding-window.js';
+import type { CombinedDecision, LimitCheck, RateLimitStore, StoreStatus } from './store.js';
 import { TimestampLog } from './timestamp-log.js';
 
 interface SubjectState {
@@ -32,17 +32,26 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async consume(subject: string, rule: RateLimitRule, timeMs: number): Promise<RateLimitDecision> {
+    return (await this.consumeAll([{ subject, rule }], timeMs)).decisions[0]!;
+  }
+
+  async consumeAll(checks: readonly LimitCheck[], timeMs: number): Promise<CombinedDecision> {
     const nowMs = Math.floor(timeMs); // whole milliseconds, as in Redis
     this.sweepIfDue(nowMs);
-    const state = this.subjects.get(subject) ?? { log: new TimestampLog(), blockedUntilMs: 0, expiresAtMs: 0 };
-    const windowMs = rule.windowSeconds * 1000;
-    state.log.dropUpTo(nowMs - windowMs);
-    const result = evaluate(state.log, state.blockedUntilMs, rule, nowMs);
-    if (result.record) state.log.add(nowMs);
-    if (result.startBlock) state.blockedUntilMs = result.blockedUntilMs!;
-    state.expiresAtMs = Math.max((state.log.newest() ?? -Infinity) + windowMs, state.blockedUntilMs);
-    if (state.expiresAtMs > nowMs) this.subjects.set(subject, state);
-    return toDecision(result, rule, nowMs);
+    const entries = checks.map(({ subject, rule }) => {
+      const state = this.subjects.get(subject) ?? { log: new TimestampLog(), blockedUntilMs: 0, expiresAtMs: 0 };
+      state.log.dropUpTo(nowMs - rule.windowSeconds * 1000);
+      return { subject, rule, state, log: state.log, blockedUntilMs: state.blockedUntilMs };
+    });
+    const results = evaluateAll(entries, nowMs);
+    return combine(entries.map(({ subject, rule, state }, i) => {
+      const result = results[i]!;
+      if (result.record) state.log.add(nowMs);
+      if (result.startBlock) state.blockedUntilMs = result.blockedUntilMs!;
+      state.expiresAtMs = Math.max((state.log.newest() ?? -Infinity) + rule.windowSeconds * 1000, state.blockedUntilMs);
+      if (state.expiresAtMs > nowMs) this.subjects.set(subject, state);
+      return toDecision(result, rule, nowMs);
+    }));
   }
 
   async peek(subject: string, rule: RateLimitRule, timeMs: number): Promise<RateLimitDecision> {

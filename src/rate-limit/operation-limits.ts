@@ -23,14 +23,27 @@ export function operationSubject(operation: LimitedOperation, scopeId: string): 
   return `${OPERATION_LIMITS[operation].scope}:${scopeId}:${operation}`;
 }
 
+/**
+ * Every subject one request is counted under together (its key, its account, a publishable key's visitor) carries
+ * the account's hash tag, so the Redis store decides them in one script and Redis Cluster keeps them in one slot.
+ */
+function accountTag(accountId: string): string {
+  return `{account:${accountId}}`;
+}
+
+/** The subject of an account's request limit, counted over all of its keys (its plan's requests per hour). */
+export function accountSubject(accountId: string): string {
+  return `${accountTag(accountId)}:requests`;
+}
+
 /** The subject of a key's request limit. */
-export function keySubject(keyId: string): string {
-  return `key:${keyId}`;
+export function keySubject(accountId: string, keyId: string): string {
+  return `${accountTag(accountId)}:key:${keyId}`;
 }
 
 /** The subject of one client IP's requests with a publishable key (so one visitor cannot spend a site's allowance). */
-export function visitorSubject(keyId: string, ip: string): string {
-  return `pkip:${keyId}:${ip}`;
+export function visitorSubject(accountId: string, keyId: string, ip: string): string {
+  return `${accountTag(accountId)}:pkip:${keyId}:${ip}`;
 }
 
 /** The subject of a key's AI-requests-per-hour limit. */

@@ -7,10 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { toDecision, type RateLimitDecision, type RefusalReason } from './decision.js';
+import { combine, toDecision, type RateLimitDecision, type RefusalReason } from './decision.js';
 import { ACQUIRE_LUA, CONSUME_LUA } from './redis-scripts.js';
 import type { RateLimitRule } from './rules.js';
-import type { RateLimitStore, StoreStatus } from './store.js';
+import type { CombinedDecision, LimitCheck, RateLimitStore, StoreStatus } from './store.js';
 
 export const DEFAULT_PREFIX = 'quarry:rl:';
 
@@ -26,7 +26,8 @@ export interface RedisStoreOptions {
 
 type ScriptArg = string | number;
 interface ScriptedRedis extends Redis {
-  quarryRateLimitConsume(logKey: string, blockKey: string, ...args: ScriptArg[]): Promise<number[]>;
+  /** The number of keys comes first (the script takes two per limit). */
+  quarryRateLimitConsume(numberOfKeys: number, ...keysAndArgs: ScriptArg[]): Promise<number[]>;
   quarryRateLimitAcquire(leasesKey: string, ...args: ScriptArg[]): Promise<number>;
 }
 
@@ -57,17 +58,22 @@ export class RedisStore implements RateLimitStore {
     client.on('error', (err: Error) => {
       this.lastError = err.message;
     });
-    client.defineCommand('quarryRateLimitConsume', { numberOfKeys: 2, lua: CONSUME_LUA });
+    client.defineCommand('quarryRateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('quarryRateLimitAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
     this.client = client as ScriptedRedis;
   }
 
-  consume(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
-    return this.decide(subject, rule, nowMs, false);
+  async consume(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+    return (await this.decide([{ subject, rule }], nowMs, false))[0]!;
   }
 
-  peek(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
-    return this.decide(subject, rule, nowMs, true);
+  async consumeAll(checks: readonly LimitCheck[], nowMs: number): Promise<CombinedDecision> {
+    assertOneHashTag(checks);
+    return combine(await this.decide(checks, nowMs, false));
+  }
+
+  async peek(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+    return (await this.decide([{ subject, rule }], nowMs, true))[0]!;
   }
 
   async acquireConcurrency(
@@ -101,42 +107,57 @@ export class RedisStore implements RateLimitStore {
     }
   }
 
-  /** `{subject}` is a hash tag: a subject's keys stay in one slot, so the script also works on a Redis Cluster. */
+  /**
+   * A subject that carries its own hash tag (`{account:<id>}:key:<id>`) keeps it, so all of an account's subjects
+   * share a slot; any other is wrapped whole (`{subject}`). Either way a subject's keys stay in one slot, so the
+   * script also works on a Redis Cluster.
+   */
   key(subject: string, kind: 'log' | 'block' | 'leases'): string {
-    return `${this.prefix}{${subject}}:${kind}`;
+    return hashTag(subject) ? `${this.prefix}${subject}:${kind}` : `${this.prefix}{${subject}}:${kind}`;
   }
 
-  private async decide(
-    subject: string, rule: RateLimitRule, nowMs: number, dryRun: boolean,
-  ): Promise<RateLimitDecision> {
+  private async decide(checks: readonly LimitCheck[], nowMs: number, dryRun: boolean): Promise<RateLimitDecision[]> {
     const now = Math.floor(nowMs);
-    const windowMs = rule.windowSeconds * 1000;
-    const burstMs = rule.burstWindowSeconds * 1000;
-    const reply = await this.client.quarryRateLimitConsume(
-      this.key(subject, 'log'),
-      this.key(subject, 'block'),
-      now,
-      String(now - windowMs),
-      String(now - burstMs),
-      windowMs,
-      burstMs,
-      rule.limit,
-      rule.burstLimit,
-      rule.blockSeconds * 1000,
-      `${now}:${this.token}:${++this.sequence}`,
-      dryRun ? '1' : '0',
-    );
-    const [allowed, reason, used, oldest, blockedUntil, retryAt] = reply.map(Number) as [
-      number, number, number, number, number, number,
-    ];
-    const outcome = {
-      allowed: allowed === 1,
-      reason: REASONS[reason] ?? null,
-      used,
-      oldestMs: oldest < 0 ? null : oldest,
-      blockedUntilMs: blockedUntil > 0 ? blockedUntil : null,
-      retryAtMs: retryAt > 0 ? retryAt : null,
-    };
-    return toDecision(outcome, rule, now);
+    const keys = checks.flatMap(({ subject }) => [this.key(subject, 'log'), this.key(subject, 'block')]);
+    const args = checks.flatMap(({ rule }) => {
+      const windowMs = rule.windowSeconds * 1000;
+      const burstMs = rule.burstWindowSeconds * 1000;
+      return [String(now - windowMs), String(now - burstMs), windowMs, burstMs, rule.limit, rule.burstLimit, rule.blockSeconds * 1000];
+    });
+    const reply = (await this.client.quarryRateLimitConsume(
+      keys.length, ...keys, now, checks.length, `${now}:${this.token}:${++this.sequence}`, dryRun ? '1' : '0', ...args,
+    )).map(Number);
+    return checks.map(({ rule }, i) => {
+      const [allowed, reason, used, oldest, blockedUntil, retryAt] = reply.slice(6 * i, 6 * i + 6) as [
+        number, number, number, number, number, number,
+      ];
+      const outcome = {
+        allowed: allowed === 1,
+        reason: REASONS[reason] ?? null,
+        used,
+        oldestMs: oldest < 0 ? null : oldest,
+        blockedUntilMs: blockedUntil > 0 ? blockedUntil : null,
+        retryAtMs: retryAt > 0 ? retryAt : null,
+      };
+      return toDecision(outcome, rule, now);
+    });
   }
+}
+
+/**
+ * One script may only touch keys of one Cluster slot, so the subjects decided together must share a hash tag.
+ * A mismatch is a programming error, thrown before Redis is asked (so it is never taken for an outage).
+ */
+export function assertOneHashTag(checks: readonly LimitCheck[]): void {
+  const tags = new Set(checks.map((check) => hashTag(check.subject)));
+  if (checks.length > 1 && (tags.size !== 1 || tags.has(null))) {
+    throw new Error(`consumeAll needs every subject under one hash tag, got ${checks.map((c) => c.subject).join(', ')}`);
+  }
+}
+
+/** The hash tag Redis Cluster would hash `subject` by (the first `{...}` with something inside), or null. */
+function hashTag(subject: string): string | null {
+  const open = subject.indexOf('{');
+  const close = open < 0 ? -1 : subject.indexOf('}', open + 1);
+  return close > open + 1 ? subject.slice(open + 1, close) : null;
 }

@@ -9,8 +9,9 @@
  */
 import type { RateLimitDecision } from './decision.js';
 import { MemoryStore } from './memory-store.js';
+import { assertOneHashTag } from './redis-store.js';
 import type { RateLimitRule } from './rules.js';
-import type { RateLimitStore, StoreStatus } from './store.js';
+import type { CombinedDecision, LimitCheck, RateLimitStore, StoreStatus } from './store.js';
 import { TimeoutError, withTimeout } from '../lib/timeout.js';
 
 export interface ResilientStoreOptions {
@@ -49,6 +50,11 @@ export class ResilientStore implements RateLimitStore {
 
   consume(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
     return this.run((store) => store.consume(subject, rule, nowMs));
+  }
+
+  async consumeAll(checks: readonly LimitCheck[], nowMs: number): Promise<CombinedDecision> {
+    assertOneHashTag(checks); // a caller's mistake must not pass for a Redis outage
+    return this.run((store) => store.consumeAll(checks, nowMs));
   }
 
   peek(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {

@@ -7,6 +7,9 @@
  * when `blockSeconds` > 0, blocks the subject from that moment for `blockSeconds`. Requests during a block are
  * refused without being recorded and do not extend it. A timestamp t counts while now - t < window, so it ages out
  * exactly `windowSeconds` after it was admitted.
+ *
+ * Several limits at once (`evaluateAll`: a key and its account): the request is admitted only when every one
+ * admits, and then recorded in all; when any refuses, none records it. Each full one still starts its own block.
  */
 import type { WindowOutcome } from './decision.js';
 import type { RateLimitRule } from './rules.js';
@@ -55,6 +58,22 @@ export function evaluate(
     retryAtMs = Math.max(retryAtMs, slotFreesAt(log, nowMs - burstMs, burstUsed, rule.burstLimit, burstMs));
   }
   return { allowed: false, reason, used, oldestMs, blockedUntilMs: block, retryAtMs, record: false, startBlock };
+}
+
+export interface LogEntry {
+  log: LogView;
+  blockedUntilMs: number;
+  rule: RateLimitRule;
+}
+
+/** Evaluates one request against every entry; see the header for how their verdicts combine. */
+export function evaluateAll(entries: readonly LogEntry[], nowMs: number): Evaluation[] {
+  const results = entries.map((entry) => evaluate(entry.log, entry.blockedUntilMs, entry.rule, nowMs));
+  if (results.every((result) => result.allowed)) return results;
+  // Not recorded anywhere: an entry that had room reports its current count, as a peek would.
+  return results.map((result, i) =>
+    result.allowed ? evaluate(entries[i]!.log, entries[i]!.blockedUntilMs, entries[i]!.rule, nowMs, true) : result,
+  );
 }
 
 /** When the count drops below the limit: the (count - limit)-th oldest entry leaves the window. */

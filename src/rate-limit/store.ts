@@ -16,9 +16,34 @@ export interface StoreStatus {
   lastError: string | null;
 }
 
+/** One limit a request is counted against: a subject and the rule it is held to. */
+export interface LimitCheck {
+  subject: string;
+  rule: RateLimitRule;
+}
+
+/** The answer to `consumeAll`: admitted only when every check admits. */
+export interface CombinedDecision {
+  allowed: boolean;
+  /**
+   * Each check's own verdict, in the order given. When the request was refused, a check that had room reports
+   * itself admissible at its current count (as `peek` would): nothing was recorded in it.
+   */
+  decisions: RateLimitDecision[];
+  /** The first check (index) that refused, null when admitted. */
+  refusedBy: number | null;
+}
+
 export interface RateLimitStore {
   /** Decides one request for `subject` and records it when admitted (or starts a block when it crosses a limit). */
   consume(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision>;
+  /**
+   * Decides one request against several limits at once, atomically: it is admitted only when every check has
+   * room, and then recorded in all of them; otherwise in none. A check that is itself full starts its own block,
+   * exactly as `consume` would. Subjects must be distinct; in Redis they must share one hash tag (`{account:<id>}`),
+   * so one script can decide them and a Cluster keeps them in one slot.
+   */
+  consumeAll(checks: readonly LimitCheck[], nowMs: number): Promise<CombinedDecision>;
   /**
    * The subject's state now, for the status endpoint: whether a request would be admitted, and if not why and for
    * how long, exactly as `consume` would say, but nothing is recorded and no block starts. `used` and `remaining`

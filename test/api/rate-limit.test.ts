@@ -108,7 +108,10 @@ describe('hourly sliding window', () => {
 
 describe('getRateLimitStatus', () => {
   it('when called, then it does not consume a request and reports the live window and the last 24 hours', async () => {
-    const key = await createKey(t.client, user, { rateLimitTier: 'pro' });
+    // A fresh account: the headers report the account's window whenever it has less left than the key's.
+    const own = await registerUser(t.client);
+    await grantPlan(t, own, 'pro');
+    const key = await createKey(t.client, own, { rateLimitTier: 'pro' });
     for (let i = 0; i < 3; i += 1) await consume(key.secret);
     const first = await status(key.secret);
     const second = await status(key.secret);
@@ -119,5 +122,58 @@ describe('getRateLimitStatus', () => {
     expect(rateLimit.usage.last24Hours).toHaveLength(24);
     expect(rateLimit.usage.last24Hours.at(-1).requests).toBe(3);
     expect(rateLimit.usage.trends.peakUsage).toBe(3);
+    expect(rateLimit.account).toMatchObject({ plan: 'pro', limit: 10000, requests: 3, remaining: 9997, percentUsed: 0 });
+  });
+});
+
+describe('account limit across keys', () => {
+  it('when a free account spreads requests over two keys, then it gets its plan\'s 1,000 per hour in total and the 429 says scope account', async () => {
+    const free = await registerUser(t.client);
+    const [a, b] = [await createKey(t.client, free), await createKey(t.client, free)];
+    // 25 per key per simulated minute stays under each key's burst limit of 50/60 s; 20 minutes make 1,000.
+    for (let minute = 0; minute < 20; minute += 1) {
+      for (let i = 0; i < 25; i += 1) {
+        expect((await consume(a.secret)).status).toBe(200);
+        expect((await consume(b.secret)).status).toBe(200);
+      }
+      clock += 60_000;
+    }
+    const refused = await consume(a.secret);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({
+      code: 'RATE_LIMIT_EXCEEDED',
+      details: { scope: 'account', limit: 1000, remaining: 0, tier: 'free' },
+    });
+    expect(refused.body.error.message).toMatch(/account/);
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('1000');
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    // The oldest of the account's requests leaves the window 40 minutes from now (it was made 20 minutes ago).
+    expect(Number(refused.headers.get('retry-after'))).toBe(2400);
+
+    // Each key on its own has used only half of its 1,000: the status says where the limit is.
+    const report = await status(b.secret);
+    expect(report.body.data.rateLimit.current).toMatchObject({ requests: 500, remaining: 500 });
+    expect(report.body.data.rateLimit.account).toMatchObject({ plan: 'free', limit: 1000, requests: 1000, remaining: 0 });
+    expect(report.headers.get('x-ratelimit-remaining')).toBe('0');
+
+    clock += 2_400_000;
+    expect((await consume(b.secret)).status).toBe(200);
+  }, 120_000);
+
+  it('when one key has used part of the account\'s allowance, then another key\'s headers report what the account has left', async () => {
+    const free = await registerUser(t.client);
+    const [a, b] = [await createKey(t.client, free), await createKey(t.client, free)];
+    for (let i = 0; i < 10; i += 1) await consume(a.secret);
+    const res = await consume(b.secret);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('989');
+  });
+
+  it('when a single key crosses its own limit, then the 429 says scope key', async () => {
+    const free = await registerUser(t.client);
+    const key = await createKey(t.client, free);
+    for (let i = 0; i < 50; i += 1) await consume(key.secret);
+    const blocked = await consume(key.secret);
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error.details.scope).toBe('key');
   });
 });

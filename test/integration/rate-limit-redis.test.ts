@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createRateLimitStore, limitsForTier, perHourRule, RedisStore, requestRule, ResilientStore, type RateLimitRule,
 } from '../../src/rate-limit/index.js';
-import { describeStoreContract, freshSubject, rule } from '../unit/rate-limit/store-contract.js';
+import { describeStoreContract, freshAccount, freshSubject, rule } from '../unit/rate-limit/store-contract.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const IN_CI = process.env.CI === 'true';
@@ -127,6 +127,42 @@ describe.skipIf(!reachable)('rate limiting on a real Redis', () => {
     } finally {
       for (const worker of workers) if (worker.exitCode === null) worker.kill();
     }
+  });
+
+  it('when three OS processes each send 80 concurrent requests with their own key for an account limit of 100, then exactly 100 are admitted in total', async () => {
+    const { account, key } = freshAccount();
+    const workers = ['a', 'b', 'c'].map((keyId) => spawn(process.execPath, ['--import', 'tsx', 'test/integration/rate-limit-worker.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, REDIS_URL, RL_PREFIX: PREFIX, RL_SUBJECT: key(keyId), RL_REQUESTS: '80', RL_LIMIT: '1000', RL_ACCOUNT: account, RL_ACCOUNT_LIMIT: '100' },
+    }));
+    try {
+      const outputs = workers.map(collectLines);
+      await Promise.all(outputs.map((lines) => lines.next('ready')));
+      for (const worker of workers) worker.stdin!.write('go\n');
+      const results = await Promise.all(outputs.map((lines) => lines.next('{')));
+      const admitted = results.map((line) => (JSON.parse(line) as { admitted: number }).admitted);
+      expect(admitted.reduce((sum, n) => sum + n, 0)).toBe(100);
+
+      const now = Date.now();
+      expect((await store.peek(account, perHourRule(100), now)).used).toBe(100);
+      // Counted in both or neither: the keys' counts add up to the account's.
+      const keyRule = rule({ limit: 1000, burstLimit: 1000, blockSeconds: 300 });
+      const keyCounts = await Promise.all(['a', 'b', 'c'].map(async (keyId) => (await store.peek(key(keyId), keyRule, now)).used));
+      expect(keyCounts.reduce((sum, n) => sum + n, 0)).toBe(100);
+    } finally {
+      for (const worker of workers) if (worker.exitCode === null) worker.kill();
+    }
+  });
+
+  it('when an account\'s subjects are written, then every key shares the account\'s hash tag (one Cluster slot)', async () => {
+    const { account, key } = freshAccount();
+    await store.consumeAll([{ subject: key('a'), rule: rule({}) }, { subject: account, rule: perHourRule(5) }], T0);
+    const tag = account.slice(0, account.indexOf('}') + 1);
+    expect(tag).toMatch(/^\{account:[^}]+\}$/);
+    expect(await admin.pttl(`${PREFIX}${key('a')}:log`)).toBeGreaterThan(0);
+    expect(await admin.pttl(`${PREFIX}${account}:log`)).toBeGreaterThan(0);
+    await expect(store.consumeAll([{ subject: key('a'), rule: rule({}) }, { subject: freshSubject(), rule: rule({}) }], T0))
+      .rejects.toThrow(/hash tag/);
   });
 });
 

@@ -1,8 +1,9 @@
 import { AppError } from '../../errors/app-error.js';
 import {
-  aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, visitorSubject, WINDOW_SECONDS,
-  type CustomLimits, type RateLimitDecision, type RateLimitStore, type RateLimitWindow, type TierName,
+  accountSubject, aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, TIERS, visitorSubject,
+  WINDOW_SECONDS, type CustomLimits, type LimitCheck, type RateLimitDecision, type RateLimitStore, type RateLimitWindow, type TierName,
 } from '../../rate-limit/index.js';
+import { planOfUser } from '../accounts/plan-service.js';
 import type { KeyCaller } from '../callers.js';
 import { requestsPerIp } from '../keys/publishable-keys.js';
 
@@ -63,6 +64,27 @@ export function tierLabel(key: KeyCaller['key']): string {
   return key.customLimits ? 'custom' : key.tier;
 }
 
+/**
+ * Which limit refused a request (429 `details.scope`): a per-operation limit, a publishable key's visitor (client
+ * IP), the key's tier, or the account's plan counted over all of its keys.
+ */
+export type LimitScope = 'operation' | 'visitor' | 'key' | 'account';
+
+/**
+ * The account's own limit: its plan's requests per hour over every key it holds, in the same sliding hour as a
+ * key's (spec: Limits). Without it an account's allowance would multiply with the keys it mints.
+ */
+export function accountRule(caller: KeyCaller) {
+  return perHourRule(TIERS[planOfUser(caller.user)].requestsPerHour);
+}
+
+const accountCheck = (caller: KeyCaller): LimitCheck => ({ subject: accountSubject(caller.user.id), rule: accountRule(caller) });
+const keyCheck = (caller: KeyCaller): LimitCheck => ({ subject: keySubject(caller.user.id, caller.key.id), rule: requestRule(keyLimits(caller.key)) });
+
+/** The decision with the least left, the key's on a tie: what the X-RateLimit-* headers report. */
+const tightest = (own: RateLimitDecision, others: RateLimitDecision[]) =>
+  others.reduce((least, d) => (d.remaining < least.remaining ? d : least), own);
+
 const windowOf = (decision: RateLimitDecision, tier: string): RateLimitWindow => ({
   limit: decision.limit,
   remaining: decision.remaining,
@@ -93,26 +115,36 @@ export class LimitsService {
       const scopeId = operationLimit.scope === 'ip' ? `ip:${request.ip}` : `user:${request.userId ?? request.ip}`;
       const decision = await this.deps.store.consume(`${scopeId}:${request.operationId}`, perHourRule(operationLimit.limit), nowMs);
       const tier = operationLimit.scope === 'ip' ? 'anonymous' : (key?.key.tier ?? 'free');
-      admission.window = this.admitted(decision, tier, null);
+      admission.window = this.admitted(decision, tier, null, 'operation');
     }
     if (!key) return admission;
     const limits = keyLimits(key.key);
-    const rule = requestRule(limits);
     const tier = tierLabel(key.key);
     if (operationLimit === 'exempt') {
-      admission.window = windowOf(await this.deps.store.peek(keySubject(key.key.id), rule, nowMs), tier);
+      const [own, account] = await Promise.all([this.peekKey(key, nowMs), this.peekAccount(key, nowMs)]);
+      admission.window = windowOf(tightest(own, [account]), tier);
       return admission;
     }
-    // A publishable key's visitor is counted first and, once over, refused before the key's own allowance is touched.
-    const visitor = key.key.kind === 'publishable'
-      ? await this.deps.store.consume(visitorSubject(key.key.id, request.ip), perHourRule(requestsPerIp(key.key)), nowMs)
-      : null;
-    if (visitor && !visitor.allowed) this.admitted(visitor, tier, null);
-    const decision = await this.deps.store.consume(keySubject(key.key.id), rule, nowMs);
-    if (!decision.allowed) this.deps.violations.record(key.key.id, decision, new Date(nowMs), limits.burstLimit);
-    // The window shown is whichever limit has less left: for a visitor of a busy site that is the key's, else their own.
-    const shown = decision.allowed && visitor && visitor.remaining < decision.remaining ? visitor : decision;
-    admission.window = this.admitted(shown, tier, key.key.tier);
+    // One atomic decision over every limit the request counts against: counted in all of them, or in none.
+    const checks: { scope: LimitScope; check: LimitCheck }[] = [
+      ...(key.key.kind === 'publishable'
+        ? [{ scope: 'visitor' as const, check: { subject: visitorSubject(key.user.id, key.key.id, request.ip), rule: perHourRule(requestsPerIp(key.key)) } }]
+        : []),
+      { scope: 'key', check: keyCheck(key) },
+      { scope: 'account', check: accountCheck(key) },
+    ];
+    const result = await this.deps.store.consumeAll(checks.map((c) => c.check), nowMs);
+    const own = result.decisions[checks.findIndex((c) => c.scope === 'key')]!;
+    if (!own.allowed) this.deps.violations.record(key.key.id, own, new Date(nowMs), limits.burstLimit);
+    if (result.refusedBy !== null) {
+      const refused = result.decisions.filter((d) => !d.allowed);
+      // Retry-After is the latest of the refusing limits', so a client that obeys it is not refused again.
+      const retryAfterSeconds = Math.max(...refused.map((d) => d.retryAfterSeconds ?? 1));
+      const scope = checks[result.refusedBy]!.scope;
+      this.admitted({ ...result.decisions[result.refusedBy]!, retryAfterSeconds }, tier, key.key.tier, scope, key);
+    }
+    // The window shown is whichever limit has less left: the visitor's, the key's or the account's.
+    admission.window = windowOf(tightest(own, result.decisions), tier);
     if (limits.concurrentConnections !== null) {
       const subject = concurrencySubject(key.key.id);
       const lease = request.requestId;
@@ -141,23 +173,49 @@ export class LimitsService {
 
   /** The key's current window without consuming (rate-limit status). */
   peek(caller: KeyCaller): Promise<RateLimitDecision> {
-    return this.deps.store.peek(keySubject(caller.key.id), requestRule(keyLimits(caller.key)), this.now());
+    return this.peekKey(caller, this.now());
+  }
+
+  /** The account's current window over all of its keys, without consuming (rate-limit status). */
+  peekAccountOf(caller: KeyCaller): Promise<RateLimitDecision> {
+    return this.peekAccount(caller, this.now());
+  }
+
+  private peekKey(caller: KeyCaller, nowMs: number): Promise<RateLimitDecision> {
+    const { subject, rule } = keyCheck(caller);
+    return this.deps.store.peek(subject, rule, nowMs);
+  }
+
+  private peekAccount(caller: KeyCaller, nowMs: number): Promise<RateLimitDecision> {
+    const { subject, rule } = accountCheck(caller);
+    return this.deps.store.peek(subject, rule, nowMs);
   }
 
   /** The window of an admitted request; a refused one becomes RATE_LIMIT_EXCEEDED with the window and when to retry. */
-  private admitted(decision: RateLimitDecision, tier: string, upgradeFrom: TierName | null): RateLimitWindow {
+  private admitted(
+    decision: RateLimitDecision, tier: string, upgradeFrom: TierName | null, scope: LimitScope, caller?: KeyCaller,
+  ): RateLimitWindow {
     const window = windowOf(decision, tier);
     if (decision.allowed) return window;
     const retryAfter = decision.retryAfterSeconds ?? 1;
-    throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Try again in ${retryAfter} seconds.`, {
+    const plan = caller ? planOfUser(caller.user) : null;
+    throw new AppError('RATE_LIMIT_EXCEEDED', `${refusalOf(scope, decision.limit, plan)} Try again in ${retryAfter} seconds.`, {
+      scope,
       limit: decision.limit,
       remaining: 0,
       resetTime: new Date(this.now() + retryAfter * 1000).toISOString(),
       retryAfter,
       tier,
       windowStart: decision.windowStart.toISOString(),
-      upgradeMessage: upgradeFrom ? nextTier[upgradeFrom] : 'Wait for the window to free a slot.',
+      upgradeMessage: scope === 'account' && plan ? nextTier[plan] : upgradeFrom ? nextTier[upgradeFrom] : 'Wait for the window to free a slot.',
       upgradeUrl: this.deps.upgradeUrl,
     }, { retryAfterSeconds: retryAfter, rateLimit: window });
   }
+}
+
+/** The first sentence of a 429's message: which limit was reached. */
+function refusalOf(scope: LimitScope, limit: number, plan: TierName | null): string {
+  if (scope === 'account') return `Account rate limit exceeded: the ${plan} plan allows ${limit} requests per hour across all of the account's keys.`;
+  if (scope === 'visitor') return `Rate limit exceeded for this client IP: this publishable key allows each visitor ${limit} requests per hour.`;
+  return 'Rate limit exceeded.';
 }

@@ -2,6 +2,7 @@ import type { components } from '../../../generated/openapi.js';
 import type { RequestUsageRepository } from '../../repositories/request-usage-repository.js';
 import { bucketDate, bucketRange, type BucketUnit } from '../../repositories/time-buckets.js';
 import type { ViolationRepository } from '../../repositories/violation-repository.js';
+import { planOfUser } from '../accounts/plan-service.js';
 import type { KeyCaller } from '../callers.js';
 import type { KeyDay, KeyUsageCache } from './key-usage-cache.js';
 import { keyLimits, tierLabel, type LimitsService } from './limits-service.js';
@@ -44,7 +45,9 @@ export class RateLimitService {
   async status(caller: KeyCaller): Promise<{ rateLimit: RateLimitStatus }> {
     const limits = keyLimits(caller.key);
     const now = this.now();
-    const [decision, day] = await Promise.all([this.deps.limits.peek(caller), this.lastDay(caller.key.id, now)]);
+    const [decision, account, day] = await Promise.all([
+      this.deps.limits.peek(caller), this.deps.limits.peekAccountOf(caller), this.lastDay(caller.key.id, now),
+    ]);
     const violations = day.violations.filter((violation) => violation.startedAt.getTime() >= now - 24 * hourMs);
     // The 24 clock hours ending with the current one, empty hours included.
     const admitted = new Map(day.hours.map((row) => [bucketDate(row.bucket).getTime(), row.counted]));
@@ -71,6 +74,17 @@ export class RateLimitService {
           percentUsed,
           windowStart: decision.windowStart.toISOString(),
           windowEnd: new Date(now).toISOString(),
+        },
+        // The plan's limit over all of the account's keys: a request needs room here as well as in `current`.
+        account: {
+          plan: planOfUser(caller.user),
+          limit: account.limit,
+          requests: account.used,
+          remaining: Math.max(0, account.limit - account.used),
+          percentUsed: round1((100 * account.used) / account.limit),
+          windowStart: account.windowStart.toISOString(),
+          windowEnd: new Date(now).toISOString(),
+          resetTime: account.resetAt.toISOString(),
         },
         usage: {
           last24Hours,

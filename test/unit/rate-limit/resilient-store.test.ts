@@ -18,6 +18,7 @@ function flakyPrimary() {
   };
   const store: RateLimitStore = {
     consume: (s, r, n) => gate(() => inner.consume(s, r, n)),
+    consumeAll: (c, n) => gate(() => inner.consumeAll(c, n)),
     peek: (s, r, n) => gate(() => inner.peek(s, r, n)),
     acquireConcurrency: (s, m, l, n, t) => gate(() => inner.acquireConcurrency(s, m, l, n, t)),
     releaseConcurrency: (s, l) => gate(() => inner.releaseConcurrency(s, l)),
@@ -45,6 +46,15 @@ describe('ResilientStore', () => {
     expect(await store.consume('s', rule, T0)).toMatchObject({ allowed: true });
     expect((await primary.inner.peek('s', rule, T0)).used).toBe(1);
     expect(store.status()).toEqual({ mode: 'redis', redisUp: true, lastError: null });
+  });
+
+  it('when consumeAll is given subjects of two accounts, then it throws and Redis is not taken for down', async () => {
+    const { store, primary, onError } = setup();
+    const checks = [{ subject: '{account:a}:key:k', rule }, { subject: '{account:b}:requests', rule }];
+    await expect(store.consumeAll(checks, T0)).rejects.toThrow(/one hash tag/);
+    expect(primary.control.calls).toBe(0);
+    expect(onError).not.toHaveBeenCalled();
+    expect(store.status().mode).toBe('redis');
   });
 
   it('when the primary errors, then the decision comes from memory, nothing throws and onError is called once per outage', async () => {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  limitsForTier, operationRule, perHourRule, requestRule,
+  accountSubject, keySubject, limitsForTier, operationRule, perHourRule, requestRule,
   type RateLimitDecision, type RateLimitRule, type RateLimitStore,
 } from '../../../src/rate-limit/index.js';
 
@@ -21,6 +21,12 @@ export function rule(overrides: Partial<RateLimitRule>): RateLimitRule {
 /** A subject no other test (or earlier run sharing the same Redis) has used. */
 export function freshSubject(label = 'key'): string {
   return `${label}:${randomUUID()}`;
+}
+
+/** A fresh account's request subject and a factory of its keys' subjects, all under the account's hash tag. */
+export function freshAccount(): { account: string; key: (keyId: string) => string } {
+  const accountId = randomUUID();
+  return { account: accountSubject(accountId), key: (keyId) => keySubject(accountId, keyId) };
 }
 
 async function consumeTimes(store: RateLimitStore, subject: string, r: RateLimitRule, n: number, at: (i: number) => number) {
@@ -195,6 +201,73 @@ export function describeStoreContract(name: string, getStore: () => RateLimitSto
         const r = rule({ limit: 50, burstLimit: 50, blockSeconds: 300 });
         const decisions = await Promise.all(Array.from({ length: 120 }, () => store.consume(subject, r, T0)));
         expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+      });
+    });
+
+    describe('several limits at once (consumeAll)', () => {
+      it('when a key and its account both have room, then the request is admitted and counted in both', async () => {
+        const store = getStore();
+        const { account, key } = freshAccount();
+        const keyRule = rule({ limit: 5, burstLimit: 5 });
+        const accountRule = perHourRule(3);
+        const first = await store.consumeAll([{ subject: key('a'), rule: keyRule }, { subject: account, rule: accountRule }], T0);
+        expect(first.allowed).toBe(true);
+        expect(first.refusedBy).toBeNull();
+        expect(first.decisions.map((d) => [d.used, d.remaining])).toEqual([[1, 4], [1, 2]]);
+        expect((await store.peek(key('a'), keyRule, T0)).used).toBe(1);
+        expect((await store.peek(account, accountRule, T0)).used).toBe(1);
+      });
+
+      it('when two keys of an account together reach the account limit, then the next request of either is refused and counted nowhere', async () => {
+        const store = getStore();
+        const { account, key } = freshAccount();
+        const keyRule = rule({ limit: 5, burstLimit: 5 });
+        const accountRule = perHourRule(3);
+        const both = (keyId: string, at: number) =>
+          store.consumeAll([{ subject: key(keyId), rule: keyRule }, { subject: account, rule: accountRule }], at);
+        expect((await both('a', T0)).allowed).toBe(true);
+        expect((await both('b', T0 + SECOND)).allowed).toBe(true);
+        expect((await both('a', T0 + 2 * SECOND)).allowed).toBe(true);
+
+        const refused = await both('b', T0 + 3 * SECOND);
+        expect(refused).toMatchObject({ allowed: false, refusedBy: 1 });
+        expect(refused.decisions[1]).toMatchObject({ allowed: false, reason: 'hourly', remaining: 0, used: 3, retryAfterSeconds: 3597 });
+        // The key itself had room: its verdict is "admissible", reported at its current count, and nothing was recorded.
+        expect(refused.decisions[0]).toMatchObject({ allowed: true, used: 1, remaining: 4 });
+        expect((await store.peek(key('b'), keyRule, T0 + 3 * SECOND)).used).toBe(1);
+        expect((await store.peek(account, accountRule, T0 + 3 * SECOND)).used).toBe(3);
+
+        // The account's oldest request leaves the window an hour after it was admitted; then either key may go on.
+        expect((await both('b', T0 + HOUR)).allowed).toBe(true);
+      });
+
+      it('when the key refuses and starts a block, then the account does not count the request', async () => {
+        const store = getStore();
+        const { account, key } = freshAccount();
+        const keyRule = rule({ limit: 1, burstLimit: 1, blockSeconds: 300 });
+        const accountRule = perHourRule(10);
+        const checks = [{ subject: key('a'), rule: keyRule }, { subject: account, rule: accountRule }];
+        expect((await store.consumeAll(checks, T0)).allowed).toBe(true);
+        const refused = await store.consumeAll(checks, T0 + SECOND);
+        expect(refused).toMatchObject({ allowed: false, refusedBy: 0 });
+        expect(refused.decisions[0]).toMatchObject({ reason: 'hourly', blockedUntil: new Date(T0 + SECOND + 300 * SECOND) });
+        expect((await store.peek(account, accountRule, T0 + SECOND)).used).toBe(1);
+        // The block holds on its own, whatever the account has left.
+        expect(await store.consumeAll(checks, T0 + 100 * SECOND)).toMatchObject({ allowed: false, refusedBy: 0 });
+        expect(refused.decisions[0]!.retryAfterSeconds).toBe(3599);
+      });
+
+      it('when 120 requests over two keys for an account limit of 50 arrive at once, then exactly 50 are admitted', async () => {
+        const store = getStore();
+        const { account, key } = freshAccount();
+        const keyRule = rule({ limit: 100, burstLimit: 100 });
+        const accountRule = perHourRule(50);
+        const decisions = await Promise.all(Array.from({ length: 120 }, (_, i) =>
+          store.consumeAll([{ subject: key(i % 2 === 0 ? 'a' : 'b'), rule: keyRule }, { subject: account, rule: accountRule }], T0 + (i % 5)),
+        ));
+        expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+        const keyUse = (await store.peek(key('a'), keyRule, T0 + 10)).used + (await store.peek(key('b'), keyRule, T0 + 10)).used;
+        expect(keyUse).toBe(50);
       });
     });
 

@@ -4,8 +4,9 @@ import { MemoryStore } from '../../../../src/rate-limit/index.js';
 import type { KeyCaller } from '../../../../src/services/callers.js';
 import { LimitsService, type LimitRequest, type OperationLimit } from '../../../../src/services/rate-limit/limits-service.js';
 
+/** A key of an account whose plan is the key's tier (a key's tier is at most its account's plan). */
 const key = (tier: 'free' | 'pro' | 'enterprise', id = 'key_1') =>
-  ({ kind: 'key', key: { id, tier, customLimits: null, permissions: ['search'] }, user: { id: 'usr_1' } }) as unknown as KeyCaller;
+  ({ kind: 'key', key: { id, tier, customLimits: null, permissions: ['search'] }, user: { id: 'usr_1', plan: tier } }) as unknown as KeyCaller;
 
 function request(caller: KeyCaller | null, operationLimit: OperationLimit = undefined): LimitRequest {
   return { operationId: 'op', operationLimit, ip: '10.0.0.1', userId: null, key: caller, requestId: Math.random().toString(36) };
