@@ -3181,8 +3181,9 @@ export interface components {
         };
         /**
          * @description Quarry's own store is down, out of connections or busy. Nothing was changed; send the request again after
-         *     `Retry-After` seconds. Operations that do not need the store (a search with a recently used key may) keep
-         *     answering during an outage.
+         *     `Retry-After` seconds. Only searchDatabases keeps answering during an outage, and only for an API key the
+         *     store checked in the last `STORE_OUTAGE_GRACE_MS` (60 s by default; a key in use is checked every 5 s): it
+         *     searches the key's databases as the store last described them.
          */
         StoreUnavailable: {
             headers: {

@@ -18,7 +18,7 @@ import { searchStatsRepository } from './repositories/search-stats-repository.js
 import { sessionRepository } from './repositories/session-repository.js';
 import { userRepository } from './repositories/user-repository.js';
 import { violationRepository } from './repositories/violation-repository.js';
-import { isRowRejected } from './store/failures.js';
+import { isRowRejected, isStoreUnavailable } from './store/failures.js';
 import type { Migrator } from './store/migrator.js';
 import type { InvalidationBus } from './lib/invalidation-bus.js';
 import { RedisOutageLog } from './lib/redis-outage.js';
@@ -43,6 +43,7 @@ import { RetentionService } from './services/analytics/retention-service.js';
 import { SearchHistoryService, type History } from './services/search/search-history-service.js';
 import { SearchRecorder } from './services/search/search-recorder.js';
 import { SearchService } from './services/search/search-service.js';
+import { OutageReads } from './services/search/outage-reads.js';
 import { SqliteFileService } from './services/databases/sqlite-file-service.js';
 import { SuggestionService } from './services/search/suggestion-service.js';
 import { MemoryResultCache, NoResultCache } from './services/search/result-cache.js';
@@ -82,7 +83,8 @@ export interface Infrastructure {
  * its copy): what the server and the operator's commands share.
  */
 function accountServices(config: Config, bus: InvalidationBus) {
-  const keyCache = new KeyCache(bus, 5_000);
+  // Through a store outage a recently verified key keeps authenticating (STORE_OUTAGE_GRACE_MS); only an outage.
+  const keyCache = new KeyCache(bus, 5_000, undefined, undefined, { graceMs: config.storeOutageGraceMs, isOutage: isStoreUnavailable });
   const accountCache = new AccountCache(bus, 5_000);
   const tokens = new TokenService(config.jwt);
   // Account plans (issue 23): what an account may use, never the best tier among its own keys.
@@ -186,9 +188,18 @@ export function createServices(infra: Infrastructure) {
   });
   // Search (issue 6): federated full-text search and suggestions; their caches drop a connection's entries when it changes.
   const searchCacheTtl = config.searchCacheTtlMs;
+  // What a search reads of the store, remembered so a recently used key keeps searching through a store outage.
+  const searchReads = new OutageReads({
+    databases, connections: databaseConnectionRepository, indexedTables: (ids) => searchIndex.service.indexedTables(ids),
+    bus, graceMs: config.storeOutageGraceMs, isOutage: isStoreUnavailable, now,
+  });
   const search = new SearchService({
-    databases,
-    connections: databaseConnectionRepository,
+    databases: {
+      owned: (userId, id) => searchReads.owned(userId, id),
+      executorFor: (record) => databases.executorFor(record),
+      tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
+    },
+    connections: { listOwned: (userId, environment) => searchReads.listOwned(userId, environment) },
     recorder: searchRecorder,
     cache: searchCacheTtl === 0 ? new NoResultCache()
       : config.redisUrl ? new RedisResultCache(config.redisUrl, searchCacheTtl, undefined, { lost: (error) => redisOutages.lost('search cache', error), regained: () => redisOutages.regained('search cache') }, config.redisTimeoutMs)
@@ -199,7 +210,7 @@ export function createServices(infra: Infrastructure) {
     onError: (error) => logger.error({ err: error }, 'search failed'),
     index: {
       store: searchIndex.store,
-      indexedTables: (ids) => searchIndex.service.indexedTables(ids),
+      indexedTables: (ids) => searchReads.indexedTables(ids),
       providerId: embeddings.id,
     },
     // One AI request per semantic or hybrid search, counted before the model runs.

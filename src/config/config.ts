@@ -35,6 +35,8 @@ export interface Config {
   /** Lifetime of cached search pages; 0 turns the result cache off. */
   searchCacheTtlMs: number;
   usageFlushMs: number;
+  /** How long a key and its databases, as the store last verified them, keep searching through a store outage. */
+  storeOutageGraceMs: number;
   /** A stop that takes longer than this ends the process anyway (issue 23 item 7). */
   shutdownTimeoutMs: number;
   analyticsRetentionDays: number;
@@ -174,6 +176,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '30000', meaning: 'How long a search page is cached per user, in memory or in Redis with `REDIS_URL` (0-3600000; 0 turns the cache off). A changed connection drops its pages at once.' })),
   USAGE_FLUSH_MS: wholeNumber(50, 60_000).default(1000)
     .meta(doc({ default: '1000', meaning: 'How often batched usage and search records are written (50-60000).' })),
+  STORE_OUTAGE_GRACE_MS: wholeNumber(0, 600_000).default(60_000)
+    .meta(doc({ default: '60000', meaning: 'While Quarry\'s own store is down, an API key the store verified this recently keeps searching its databases as they were then (0-600000; 0 turns it off). Run several processes without `REDIS_URL`? A key revoked in that time before an outage may keep searching until it ends: set 0.' })),
   SHUTDOWN_TIMEOUT_MS: wholeNumber(1000, 600_000).default(15_000)
     .meta(doc({ default: '15000', meaning: 'Longest a stop (SIGTERM, SIGINT) may take: in-flight requests finish, records are written and pools close (a database that does not answer is cut off after 2 s); past it the process exits with code 1 (1000-600000).' })),
   ANALYTICS_RETENTION_DAYS: wholeNumber(1, 3650).default(395)
@@ -283,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchTimeoutMs: settings.SEARCH_TIMEOUT_MS,
     searchCacheTtlMs: settings.SEARCH_CACHE_TTL_MS,
     usageFlushMs: settings.USAGE_FLUSH_MS,
+    storeOutageGraceMs: settings.STORE_OUTAGE_GRACE_MS,
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     analyticsRetentionDays: settings.ANALYTICS_RETENTION_DAYS,
     validateResponses: settings.VALIDATE_RESPONSES,

@@ -133,7 +133,7 @@ describe("PostgreSQL as Quarry's own store fails under load", () => {
     await postgres!.stop();
     let health = await client.get('/health');
     await waitFor(async () => (health = await client.get('/health')).status === 503, 'health 503');
-    await sleep(6000); // past the 5-second key and connection caches: requests now need the store
+    await sleep(6000); // past the 5-second caches: key status and account reads now need the store (searches go on, STORE_OUTAGE_GRACE_MS)
     const anonymous = JSON.stringify([health.body, (await client.get('/api/v1/management/health')).body]);
     const login = await client.post('/api/v1/auth/login', { email: user.email, password: user.password }, fromIp());
     await postgres!.start();

@@ -3,10 +3,10 @@ import { AppError, notFound, validationError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
 import { InitialKeyExistsError, type ApiKeyRecord, type ApiKeyRepository, type NewApiKey } from '../../repositories/api-key-repository.js';
 import type { DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
-import type { UserRepository } from '../../repositories/user-repository.js';
+import type { UserRecord, UserRepository } from '../../repositories/user-repository.js';
 import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secretMatches, type KeyKind } from './api-key-secrets.js';
 import type { KeyCaller, UserCaller } from '../callers.js';
-import type { KeyCache } from './key-cache.js';
+import { KeyCache } from './key-cache.js';
 import { PUBLISHABLE_PERMISSIONS, publishableRestrictions, requestsPerIp } from './publishable-keys.js';
 import { isAbovePlan, planOfUser, type PlanService } from '../accounts/plan-service.js';
 
@@ -244,24 +244,48 @@ export class ApiKeyService {
     }
     const readAt = this.deps.cache.clock();
     const cached = this.deps.cache.get(parsed.publicId);
-    const key = cached?.key ?? (await this.deps.keys.findByPublicId(parsed.publicId));
+    const found = cached ? { ...cached, remembered: false } : await this.lookup(parsed.publicId);
+    const key = found.key;
     if (!key || key.environment !== parsed.environment || key.kind !== parsed.kind || !secretMatches(token, key.secretHash, this.deps.pepper)) {
       throw new AppError('INVALID_API_KEY', 'The API key is not valid.');
     }
     // Built only for a refusal: most requests pass.
     const prefix = () => ({ keyPrefix: keyPrefix(key.environment, key.publicId, key.kind) });
-    if (key.revokedAt) throw new AppError('KEY_REVOKED', 'This API key was revoked and can no longer be used.', prefix());
+    // The store's own refusal also ends what the outage memory held of the key.
+    const refuse = (error: AppError) => {
+      if (!cached && !found.remembered) this.deps.cache.lastKnown.invalidate(`key:${parsed.publicId}`);
+      return error;
+    };
+    if (key.revokedAt) throw refuse(new AppError('KEY_REVOKED', 'This API key was revoked and can no longer be used.', prefix()));
     if (key.expiresAt && key.expiresAt.getTime() <= this.now().getTime()) {
-      throw new AppError('KEY_EXPIRED', `This API key expired at ${key.expiresAt.toISOString()}.`, prefix());
+      throw refuse(new AppError('KEY_EXPIRED', `This API key expired at ${key.expiresAt.toISOString()}.`, prefix()));
     }
-    const user = cached?.user ?? (await this.deps.users.findById(key.userId));
-    if (!user || user.disabledAt) throw new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix());
-    if (cached) return { kind: 'key', key, user };
+    const user = found.user;
+    if (!user || user.disabledAt) throw refuse(new AppError('ACCOUNT_DISABLED', "The key's account is disabled.", prefix()));
+    if (cached || found.remembered) return { kind: 'key', key, user };
     // A key made before its account's plan was lowered (or before plans existed) acts at the plan's tier.
     const tier = effectiveTier(key.tier, planOfUser(user));
     const effective = tier === key.tier ? key : { ...key, tier };
     this.deps.cache.set(parsed.publicId, effective, user, readAt);
+    this.deps.cache.lastKnown.remember(parsed.publicId, { key: effective, user }, KeyCache.owners(parsed.publicId, user.id), readAt);
     return { kind: 'key', key: effective, user };
+  }
+
+  /**
+   * The key and its owner as the store has them; while the store is down, as it verified them in the last
+   * STORE_OUTAGE_GRACE_MS (`remembered`), so a key in use keeps working through a short outage. Never a key the store
+   * did not verify: an unseen key still fails with the store's outage (503 STORE_UNAVAILABLE).
+   */
+  private async lookup(publicId: string): Promise<{ key: ApiKeyRecord | null; user: UserRecord | null; remembered: boolean }> {
+    try {
+      const key = await this.deps.keys.findByPublicId(publicId);
+      return { key, user: key ? await this.deps.users.findById(key.userId) : null, remembered: false };
+    } catch (error) {
+      const known = this.deps.cache.lastKnown;
+      const remembered = known.isOutage(error) ? known.recall(publicId) : undefined;
+      if (!remembered) throw error;
+      return { ...remembered, remembered: true };
+    }
   }
 
   private async mintSecretKey(

@@ -1,4 +1,5 @@
 import type { InvalidationBus } from '../../lib/invalidation-bus.js';
+import { LastKnown, type LastKnownOptions } from '../../lib/last-known.js';
 import { OwnedCache } from '../../lib/owned-cache.js';
 import type { ApiKeyRecord } from '../../repositories/api-key-repository.js';
 import type { UserRecord } from '../../repositories/user-repository.js';
@@ -13,19 +14,30 @@ export interface CachedKey {
  * still checked against the stored hash on every request). Entries are dropped the moment a key or its owner
  * changes (revoke, regenerate, update, disable) in every process, through the invalidation bus; `ttlMs` bounds
  * how stale an entry can be should a message be lost (Redis down).
+ *
+ * `lastKnown` holds the same records longer (STORE_OUTAGE_GRACE_MS), for one use only: while Quarry's own store is
+ * down, a key the store verified that recently still authenticates. The same bus messages drop it.
  */
 export class KeyCache {
   private readonly cache: OwnedCache<CachedKey>;
+  readonly lastKnown: LastKnown<CachedKey>;
 
   constructor(
     private readonly bus: InvalidationBus,
     ttlMs: number,
     max = 50_000,
     now: () => number = Date.now,
+    outage: Pick<LastKnownOptions, 'graceMs' | 'isOutage'> = { graceMs: 0, isOutage: () => false },
   ) {
     this.cache = new OwnedCache({ max, ttlMs, now });
-    bus.subscribe('key', (publicId) => this.cache.invalidate(`key:${publicId}`));
-    bus.subscribe('user', (userId) => this.cache.invalidate(`user:${userId}`));
+    this.lastKnown = new LastKnown({ ...outage, max, now });
+    bus.subscribe('key', (publicId) => this.invalidate(`key:${publicId}`));
+    bus.subscribe('user', (userId) => this.invalidate(`user:${userId}`));
+  }
+
+  /** The owners an entry of this key is filed under. */
+  static owners(publicId: string, userId: string): string[] {
+    return [`key:${publicId}`, `user:${userId}`];
   }
 
   get(publicId: string): CachedKey | null {
@@ -38,7 +50,13 @@ export class KeyCache {
 
   /** Caches what a read that started at `readAt` found, unless the key or its user changed since. */
   set(publicId: string, key: ApiKeyRecord, user: UserRecord, readAt: number): void {
-    this.cache.set(publicId, { key, user }, [`key:${publicId}`, `user:${user.id}`], readAt);
+    this.cache.set(publicId, { key, user }, KeyCache.owners(publicId, user.id), readAt);
+  }
+
+  /** Drops a key (or a user's keys) from both the cache and the outage memory. */
+  private invalidate(owner: string): void {
+    this.cache.invalidate(owner);
+    this.lastKnown.invalidate(owner);
   }
 
   /** A key changed: every process drops it. */
