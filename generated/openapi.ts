@@ -2080,6 +2080,8 @@ export interface components {
             eligibleColumns: components["schemas"]["ColumnKind"][];
             /** @description Its rows have vectors of the current embedding model: `semantic` and `hybrid` search rank it by meaning. */
             semanticReady: boolean;
+            /** @description Its rows in the index carry the `filterableColumns` and `sortableColumns` chosen now. After a change of either, false until the sync that writes them ends; meanwhile a filter, facet or sort by a column not yet written leaves the table out of the search (listed in `excludedTables`, as for a table that lacks the column). */
+            columnsReady: boolean;
             /** @description Rows in the index after the last finished sync. */
             rows: number;
             /** @description Rows indexed at most, by the owner's plan. */

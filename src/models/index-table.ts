@@ -1,5 +1,10 @@
 import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from 'sequelize';
 
+export interface SyncedColumns {
+  filterable: string[];
+  sortable: string[];
+}
+
 /** A table of a connection that is in Quarry's search index (issue 27), with its settings and last sync. */
 export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, InferCreationAttributes<IndexTableModel>> {
   /** Also the table's `src` in the index: an id Quarry made. */
@@ -12,6 +17,8 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
   /** Columns searches may filter and facet by, and sort by (issue 26). */
   declare filterableColumns: CreationOptional<string[] | null>;
   declare sortableColumns: CreationOptional<string[] | null>;
+  /** The filterable and sortable columns the rows in the index were last written with (null before a sync). */
+  declare syncedColumns: CreationOptional<SyncedColumns | null>;
   declare rows: CreationOptional<number>;
   declare truncated: CreationOptional<boolean>;
   declare vectorModel: CreationOptional<string | null>;
@@ -31,6 +38,7 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
         textColumns: { type: DataTypes.JSON, allowNull: true },
         filterableColumns: { type: DataTypes.JSON, allowNull: true },
         sortableColumns: { type: DataTypes.JSON, allowNull: true },
+        syncedColumns: { type: DataTypes.JSON, allowNull: true },
         rows: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         truncated: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         vectorModel: { type: DataTypes.STRING(200), allowNull: true },

@@ -80,3 +80,14 @@ export function filterValue(value: unknown, kind: ColumnKind): number | boolean 
       return (Buffer.isBuffer(value) ? value.toString('utf8') : String(value)).slice(0, MAX_FILTER_TEXT);
   }
 }
+
+/** A table's chosen filterable and sortable columns, in one order, to compare settings with what the index holds. */
+export function chosenColumns(settings: { filterableColumns?: string[] | null; sortableColumns?: string[] | null }): { filterable: string[]; sortable: string[] } {
+  return { filterable: [...(settings.filterableColumns ?? [])].sort(), sortable: [...(settings.sortableColumns ?? [])].sort() };
+}
+
+/** Whether the rows in the index carry the columns the table's settings choose now. */
+export function columnsReady(table: { filterableColumns?: string[] | null; sortableColumns?: string[] | null; syncedColumns?: { filterable: string[]; sortable: string[] } | null }): boolean {
+  if (!table.syncedColumns) return false;
+  return JSON.stringify(chosenColumns(table)) === JSON.stringify(chosenColumns({ filterableColumns: table.syncedColumns.filterable, sortableColumns: table.syncedColumns.sortable }));
+}

@@ -13,7 +13,7 @@ import type { IndexJobRecord, IndexJobRepository, NewIndexJob } from '../reposit
 import type { IndexTableRecord, IndexTableRepository } from '../repositories/index-table-repository.js';
 import { EmbeddingError, type EmbeddingProvider } from '../embeddings/provider.js';
 import { tableId } from './documents.js';
-import { indexedColumns } from './filter-columns.js';
+import { chosenColumns, columnsReady, indexedColumns } from './filter-columns.js';
 import type { IndexStore } from './index-store.js';
 import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
 
@@ -204,6 +204,7 @@ export class IndexJobRunner {
         },
       );
       if (outcome.status === 'done') await this.afterSync(job);
+      if (outcome.status === 'done') await this.catchUp(job);
       return outcome.status;
     } catch (error) {
       if (signal.aborted && this.stopping) return 'stopped';
@@ -224,6 +225,7 @@ export class IndexJobRunner {
       vectorModel: job.semantic ? this.deps.provider.id : null,
       syncedAt: new Date(this.now()),
       syncStartedAt: job.startedAt ?? new Date(this.now()),
+      syncedColumns: chosenColumns(indexed),
     });
   }
 
@@ -238,11 +240,26 @@ export class IndexJobRunner {
    */
   private async followUp(started: IndexTableRecord, job: IndexJobRecord): Promise<NewIndexJob | null> {
     const now = await this.deps.tables.find(job.connectionId, job.tableName);
-    const chosen = (record: IndexTableRecord) => JSON.stringify([record.filterableColumns ?? [], record.sortableColumns ?? []]);
+    const chosen = (record: IndexTableRecord) => JSON.stringify(chosenColumns(record));
     if (!now || !((now.semantic && !job.semantic) || chosen(now) !== chosen(started))) return null;
+    return this.settingsJob(now, job);
+  }
+
+  /**
+   * The same check once the job is done: a settings request that came after `followUp` looked, and found this job
+   * still running, queued nothing. Whoever is second to queue gets null (one live job per table), so the sync that
+   * writes the new settings is queued exactly once, by the request or here.
+   */
+  private async catchUp(job: IndexJobRecord): Promise<void> {
+    const now = await this.deps.tables.find(job.connectionId, job.tableName);
+    if (!now || (columnsReady(now) && !(now.semantic && !job.semantic))) return;
+    if (await this.deps.jobs.createQueued(this.settingsJob(now, job))) void this.pump();
+  }
+
+  private settingsJob(table: IndexTableRecord, job: IndexJobRecord): NewIndexJob {
     return {
       id: newId('ijob'), connectionId: job.connectionId, tableName: job.tableName, space: job.space, trigger: 'settings',
-      semantic: now.semantic, providerId: now.semantic ? this.deps.provider.id : null, rowLimit: job.rowLimit,
+      semantic: table.semantic, providerId: table.semantic ? this.deps.provider.id : null, rowLimit: job.rowLimit,
     };
   }
 }

@@ -186,6 +186,29 @@ describe('updateIndexedTable and cancelIndexSync', () => {
     expect(off.body.data).toMatchObject({ semantic: false, semanticReady: false, state: 'ready' });
   }, SLOW);
 
+  it('when filter columns are chosen, then columnsReady is false and a filter by them is 400 until the sync that writes them ends', async () => {
+    const before = await t.client.get(tablePath('products'), as());
+    expect(before.body.data).toMatchObject({ state: 'ready', filterableColumns: [], columnsReady: true });
+    await t.server.services.searchIndex.runner.stop();
+    try {
+      const set = await t.client.patch(tablePath('products'), { filterableColumns: ['price'] }, as());
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect(set.body.data).toMatchObject({ state: 'ready', filterableColumns: ['price'], columnsReady: false, job: { trigger: 'settings', status: 'queued' } });
+      const early = await search({ query: 'kettle', tables: ['products'], filter: { column: 'price', op: 'lt', value: 40 } });
+      expect(early.status, JSON.stringify(early.body)).toBe(400);
+      expect(early.body.error.details.errors?.[0] ?? early.body.error.details).toMatchObject({ message: expect.stringContaining('columnsReady') });
+    } finally {
+      t.server.services.searchIndex.runner.start();
+    }
+    const tables = await waitForIndex(t.client, owner.token, db);
+    expect(tables.find((x) => x.table === 'products')).toMatchObject({ filterableColumns: ['price'], columnsReady: true });
+    const later = await search({ query: 'kettle', tables: ['products'], filter: { column: 'price', op: 'lt', value: 40 } });
+    expect(later.status, JSON.stringify(later.body)).toBe(200);
+    // Kettles under 40: the stainless one (39.5), and the tea kettle (19) unless an earlier test deleted it.
+    expect(later.body.data.results.map((r: Result) => r.primaryKey.id)).toContain(1);
+    expect(later.body.data.results.every((r: Result & { fields: { price: number } }) => r.fields.price < 40)).toBe(true);
+  }, SLOW);
+
   it('when the table cannot be indexed, is unknown or was never synced, then 400, 404 and 404', async () => {
     const keyless = await t.client.patch(tablePath('loose'), { semantic: true }, as());
     expect(keyless.status).toBe(400);

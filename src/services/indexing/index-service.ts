@@ -16,7 +16,7 @@ import type { IndexJobRecord, IndexJobRepository } from '../../repositories/inde
 import type { IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
 import type { UserCaller } from '../callers.js';
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
-import { eligibleColumns } from '../../search-index/filter-columns.js';
+import { columnsReady, eligibleColumns } from '../../search-index/filter-columns.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
 
 type IndexJob = components['schemas']['IndexJob'];
@@ -356,6 +356,7 @@ export class IndexService {
       sortableColumns: entry?.sortableColumns ?? [],
       eligibleColumns: problem ? [] : eligibleColumns(table),
       semanticReady: Boolean(entry?.semantic && entry.syncedAt && entry.vectorModel === this.deps.providerId),
+      columnsReady: Boolean(entry?.syncedAt && columnsReady(entry)),
       rows: entry?.rows ?? 0,
       rowLimit,
       truncated: entry?.truncated ?? false,

@@ -71,8 +71,9 @@ export async function planSearch(deps: PlanDeps, records: DatabaseConnectionReco
           src: entry.id, connectionId: record.id, tableName: name,
           keyColumns: entry.keyColumns ?? table.primaryKey, textColumns: entry.textColumns ?? table.textColumns,
           semanticReady: entry.semantic && entry.vectorModel === deps.providerId,
-          filterable: indexedColumns(table, entry.filterableColumns ?? []),
-          sortable: indexedColumns(table, entry.sortableColumns ?? []),
+          // Only columns the rows were written with: one chosen since waits for the sync that writes it.
+          filterable: indexedColumns(table, writtenColumns(entry.filterableColumns, entry.syncedColumns?.filterable)),
+          sortable: indexedColumns(table, writtenColumns(entry.sortableColumns, entry.syncedColumns?.sortable)),
         });
         plan.indexedNames.add(name);
         plan.syncedAt.push(entry.syncedAt.getTime());
@@ -86,6 +87,11 @@ export async function planSearch(deps: PlanDeps, records: DatabaseConnectionReco
     plan.wholeIndex = indexed.filter((t) => t.connectionId === record.id).every((t) => plan.indexedNames.has(t.tableName));
     return plan;
   }));
+}
+
+/** The chosen columns that the rows in the index carry. */
+function writtenColumns(chosen: string[] | null | undefined, written: string[] | undefined): string[] {
+  return (chosen ?? []).filter((column) => written?.includes(column) ?? false);
 }
 
 /** A table named by the request's `tables` filter: its bare name or `schema.table`. */

@@ -9,6 +9,7 @@ import * as indexJobAttempts from './0022-index-job-attempts.js';
 import * as publishableKeys from './0015-publishable-keys.js';
 import * as accountPlans from './0010-account-plans.js';
 import * as sqliteUploadReservations from './0023-upload-reservations.js';
+import * as indexTableSyncedColumns from './0024-index-table-synced-columns.js';
 
 export interface Migration {
   name: string;
@@ -28,4 +29,5 @@ export const migrations: Migration[] = [
   { name: '0010-account-plans', ...accountPlans },
   { name: '0022-index-job-attempts', ...indexJobAttempts },
   { name: '0023-upload-reservations', ...sqliteUploadReservations },
+  { name: '0024-index-table-synced-columns', ...indexTableSyncedColumns },
 ];

@@ -128,6 +128,27 @@ describe('a finished sync', () => {
     expect(provider.embedded).toHaveLength(20);
     expect((await tables.find(store.connection.id, 'docs'))!.vectorModel).toBe(provider.id);
   }, SLOW);
+  it('when filter columns change after the job checked for changes but before it ends, then a sync that writes them still follows', async () => {
+    const { table, job } = await indexed(false);
+    const provider = new FakeProvider();
+    // The owner's request lands in the gap: the job already looked for changed settings, and the request finds the
+    // job still running, so it queues none of its own.
+    const racing = {
+      ...jobs,
+      finish: async (...args: Parameters<typeof jobs.finish>) => {
+        if (args[0] === job.id) {
+          await tables.update(table.id, { filterableColumns: ['title'] });
+          expect(await jobs.findLive(store.connection.id, 'docs')).toMatchObject({ id: job.id, status: 'running' });
+        }
+        return jobs.finish(...args);
+      },
+    };
+    await runOnce(provider, { jobs: racing });
+    const follow = (await jobs.latest(store.connection.id, 'docs'))!;
+    expect(follow.id).not.toBe(job.id);
+    expect(follow).toMatchObject({ status: 'done', trigger: 'settings' });
+    expect((await tables.find(store.connection.id, 'docs'))!.syncedColumns).toEqual({ filterable: ['title'], sortable: [] });
+  }, SLOW);
 });
 
 describe('a sync that cannot finish', () => {
