@@ -172,20 +172,22 @@ async function main(): Promise<void> {
     }
   }
 
-  async function rankings(s: Scenario, body: Record<string, unknown>, text: (q: string) => string = (q) => q): Promise<{ rankings: Map<number, number[]>; p50: number; approximate: number }> {
+  async function rankings(s: Scenario, body: Record<string, unknown>, text: (q: string) => string = (q) => q): Promise<{ rankings: Map<number, number[]>; p50: number; approximate: number; empty: number }> {
     const out = new Map<number, number[]>();
     const times: number[] = [];
     let approximate = 0;
+    let empty = 0;
     for (const query of collection.queries) {
       const t0 = performance.now();
       const res = await client.post('/api/v1/search', { query: text(query.text), limit: 100, ...body }, { token: s.key });
       times.push(performance.now() - t0);
       if (res.status !== 200) throw new Error(`search ${s.name} ${JSON.stringify(body)}: ${res.status} ${JSON.stringify(res.body)}`);
       if (res.body.data.approximate) approximate += 1;
+      if ((res.body.data.results as unknown[]).length === 0) empty += 1;
       out.set(query.n, (res.body.data.results as Array<{ primaryKey: { id: number } }>).map((r) => Number(r.primaryKey.id)));
     }
     times.sort((a, b) => a - b);
-    return { rankings: out, p50: times[Math.floor(times.length / 2)]!, approximate };
+    return { rankings: out, p50: times[Math.floor(times.length / 2)]!, approximate, empty };
   }
 
   try {
@@ -199,10 +201,10 @@ async function main(): Promise<void> {
     for (const s of Object.values(scenarios)) await ready(s, semantic && s.name === 'split');
     console.log(`Every table synced${semantic ? ' (the split embedded)' : ''} in ${((Date.now() - syncStarted) / 1000).toFixed(1)} s`);
 
-    const rows: Array<{ run: string; m: Measures; target: number | null; p50: number; approximate: number }> = [];
+    const rows: Array<{ run: string; m: Measures; target: number | null; p50: number; approximate: number; empty: number }> = [];
     const add = async (run: string, s: Scenario, body: Record<string, unknown>, target: number | null, text?: (q: string) => string) => {
       const result = await rankings(s, body, text);
-      rows.push({ run, m: measure(collection, result.rankings), target, p50: result.p50, approximate: result.approximate });
+      rows.push({ run, m: measure(collection, result.rankings), target, p50: result.p50, approximate: result.approximate, empty: result.empty });
     };
     await add('natural, index: PostgreSQL alone', scenarios.postgres, { searchMode: 'natural' }, 0.95);
     await add('natural, index: MariaDB alone', scenarios.mysql, { searchMode: 'natural' }, 0.95);
@@ -223,12 +225,12 @@ async function main(): Promise<void> {
     const clean = rows.find((r) => r.run === 'natural, index: split over the three')!.m.ndcg10;
     const typo = rows.find((r) => r.run === 'natural, index: split, one typo per query')!.m.ndcg10;
     console.log(`\nReference: plain BM25 over the whole collection (k1 1.2, b 0.75, no stemming, no stop words), this run: nDCG@10 ${f(referenceMeasures.ndcg10)}, MAP ${f(referenceMeasures.map)}, recall@100 ${f(referenceMeasures.recall100)}\n`);
-    console.log('| run | nDCG@10 | x reference | MAP | recall@100 | approximate answers | p50 ms | target | verdict |');
-    console.log('|---|---|---|---|---|---|---|---|---|');
+    console.log('| run | nDCG@10 | x reference | MAP | recall@100 | approximate answers | empty answers | p50 ms | target | verdict |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const ratio = row.m.ndcg10 / referenceMeasures.ndcg10;
       const verdict = row.target === null ? '' : ratio >= row.target ? 'met' : 'NOT MET';
-      console.log(`| ${row.run} | ${f(row.m.ndcg10)} | ${ratio.toFixed(3)} | ${f(row.m.map)} | ${f(row.m.recall100)} | ${row.approximate}/${collection.queries.length} | ${row.p50.toFixed(1)} | ${row.target === null ? '' : `>= ${row.target.toFixed(2)}`} | ${verdict} |`);
+      console.log(`| ${row.run} | ${f(row.m.ndcg10)} | ${ratio.toFixed(3)} | ${f(row.m.map)} | ${f(row.m.recall100)} | ${row.approximate}/${collection.queries.length} | ${row.empty}/${collection.queries.length} | ${row.p50.toFixed(1)} | ${row.target === null ? '' : `>= ${row.target.toFixed(2)}`} | ${verdict} |`);
     }
     console.log(`\nTypo run (issue 26): nDCG@10 ${f(typo)} against ${f(clean)} for the same queries spelt right: ${(typo / clean).toFixed(3)} x (target >= 0.90: ${typo / clean >= 0.9 ? 'met' : 'NOT MET'})`);
     console.log(`\nTotal ${((Date.now() - started) / 1000).toFixed(0)} s`);
