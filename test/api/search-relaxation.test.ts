@@ -4,7 +4,8 @@
  * and on the live path (`live: true`) alike.
  */
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { IndexSpace } from '../../src/search-index/index-store.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { waitForIndex } from '../support/indexing.js';
 import { grantPlan } from '../support/operator.js';
@@ -75,5 +76,32 @@ describe.each([
     expect(ids(res)).toEqual([4]);
     // The index keeps no word positions: joined words are strict only where an engine reads them as a phrase.
     expect(res.body.data.relaxed).toEqual('live' in path ? [{ kind: 'phrase', text: 'what you see' }] : []);
+  });
+});
+
+describe('the cost of relaxing', () => {
+  it('when the strict reading finds rows, then the index is asked once; otherwise once more per step until one answers', async () => {
+    // The ranking query of each reading (typo lookups ask without headings).
+    const rankings = vi.spyOn(IndexSpace.prototype, 'searchText');
+    const asked = async (query: string) => {
+      rankings.mockClear();
+      const res = await search({ query, typoTolerance: false });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return rankings.mock.calls.filter(([text]) => text.headings === true).map(([text]) => ({ words: text.words, require: text.require ?? [], exclude: text.exclude ?? [] }));
+    };
+    try {
+      expect(await asked('editors "word processors"')).toHaveLength(1);
+      expect(await asked('editors -vim')).toEqual([
+        { words: 'editors', require: [], exclude: ['vim'] },
+        { words: 'editors', require: [], exclude: [] },
+      ]);
+      expect(await asked('editors "see print" -hose')).toEqual([
+        { words: 'editors see print', require: ['see', 'print'], exclude: ['hose'] },
+        { words: 'editors see print', require: ['see', 'print'], exclude: ['hose'] },
+        { words: 'editors see print', require: [], exclude: ['hose'] },
+      ]);
+    } finally {
+      rankings.mockRestore();
+    }
   });
 });
