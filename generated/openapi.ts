@@ -988,6 +988,13 @@ export interface paths {
          *       rows, so a word is as rare whichever database holds it and the federated ranking is the one a single index
          *       over all the data would give (`approximate` false). The words of a quoted phrase are all required, though
          *       not matched as adjacent (`live: true` or `boolean` mode matches exact phrases).
+         *     - Never empty while words match: when the strict parts of a `natural` or `hybrid` query (quoted words and
+         *       phrases, words joined by punctuation such as `what-you-see`, and `-word` exclusions) leave no row, the
+         *       search runs again with them relaxed, one step at a time, until a step finds rows: 1. a phrase becomes its
+         *       words (no longer next to each other; a quoted phrase's words still required), 2. quoted words and phrases
+         *       become optional, 3. exclusions are dropped. `relaxed` lists what the answer gave up (empty when the query
+         *       matched as written). A hyphen inside a word (`e-mail`, `x-ray`) joins it; only `-word` after a space or
+         *       at the start excludes. `boolean` mode is never relaxed.
          *     - `semantic`: rows ranked by meaning: the query is embedded and compared with the vectors of tables whose
          *       semantic search is on (`updateIndexedTable`); `score` is the cosine similarity (rows below 0.2 are not
          *       matches). A `semantic` search none of whose selected tables is searched by meaning is 409
@@ -2306,6 +2313,16 @@ export interface components {
             /** @description Its live results were ranked against the others by rank fusion, or a live table ranked only part of its matches. */
             approximate: boolean;
         };
+        /** @description One strict part of a natural query that an answer gave up: `phrase` (its words need not be next to each other), `required` (a quoted word or phrase became optional), `exclusion` (a `-word` was dropped). */
+        Relaxation: {
+            /** @enum {string} */
+            kind: "phrase" | "required" | "exclusion";
+            /**
+             * @description The words of the part, separated by spaces.
+             * @example what you see is what you get
+             */
+            text: string;
+        };
         SearchResponse: {
             success: components["schemas"]["SuccessFlag"];
             data: {
@@ -2340,6 +2357,11 @@ export interface components {
                     word: string;
                     correctedTo: string;
                 }[];
+                /**
+                 * @description Natural and hybrid modes: what this answer gave up because the query as written matched no row (the
+                 *     strict parts relaxed in order, see searchDatabases). Empty when the query matched as written.
+                 */
+                relaxed: components["schemas"]["Relaxation"][];
                 /** @description The requested `facets`: per column, its 10 most frequent values among the matches with their counts (dates as ISO 8601). Counted over the same matches as `total`: exact unless `facetsAreEstimate`. */
                 facets?: {
                     [key: string]: {

@@ -28,6 +28,8 @@ export interface PageInput {
   indexTookMs: number;
   notSemantic: NotSemantic[];
   excluded: SearchData['excludedTables'];
+  /** What a relaxed reading of the query gave up (empty: the query matched as written). */
+  relaxed: SearchData['relaxed'];
 }
 
 /** The response page: results, totals, paging, each database's status and how its tables were searched. */
@@ -71,6 +73,7 @@ export function pageData(p: PageInput): SearchData {
       : p.plans.flatMap((plan) => plan.live.map((t) => ({ databaseId: plan.record.id, ...t }))),
     excludedTables: p.excluded,
     corrections: p.indexed.corrections,
+    relaxed: p.relaxed,
   };
   if ((p.request.facets?.length ?? 0) > 0) {
     data.facets = p.indexed.facets as NonNullable<SearchData['facets']>;

@@ -20,6 +20,8 @@ import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../
 import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
 import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
 import { encodeCursor } from '../../sql-search/cursor.js';
+import { relaxedQueries } from '../../sql-search/queries.js';
+import type { Relaxation } from '../../sql-search/relaxation.js';
 import type { CompiledQuery } from '../../sql-search/types.js';
 import { indexTextQuery, queryStems } from '../../search-index/analyzer.js';
 import { hitDetails, searchIndex, type IndexedSource } from '../../search-index/index-search.js';
@@ -115,25 +117,39 @@ export class SearchService {
     // The index and every live database are asked at once; each ranks its top (offset + limit) rows.
     const space = spaceName(caller.user.id, caller.key.environment);
     const livePlans = mode === 'semantic' || byIndexOnly ? [] : plans.filter((p) => p.searchLive);
+    const ask = async (words: CompiledQuery) => {
+      const [indexed, liveOutcomes] = await Promise.all([
+        searchIndex(this.deps.index.store, {
+          space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(words), vector, window: top, semanticRatio,
+          // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
+          wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
+          where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
+        }),
+        Promise.all(livePlans.map((plan) => this.live.search(plan.record, words, request, plan.indexedNames, {
+          offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
+        }, deadline))),
+      ]);
+      return { words, indexed, liveOutcomes, answer: merge(plans, sources, indexed, liveOutcomes, offset, limit), relaxed: [] as Relaxation[] };
+    };
     const indexStarted = this.now();
-    const [indexed, liveOutcomes] = await Promise.all([
-      searchIndex(this.deps.index.store, {
-        space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(query), vector, window: top, semanticRatio,
-        // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
-        wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
-        where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
-      }),
-      Promise.all(livePlans.map((plan) => this.live.search(plan.record, query, request, plan.indexedNames, {
-        offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
-      }, deadline))),
-    ]);
+    let found = await ask(query);
+    // Never empty while words match (issue 33): only a query that found nothing is read more loosely, step by step,
+    // within the same deadline, and the answer says what it gave up. Semantic search reads no words.
+    if (found.answer.total === 0 && mode !== 'semantic') {
+      for (const looser of relaxedQueries(query)) {
+        const next = await ask(looser.query);
+        if (next.answer.total === 0) continue;
+        found = { ...next, relaxed: looser.relaxed };
+        break;
+      }
+    }
+    const { indexed, liveOutcomes, answer } = found;
     const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
 
-    const answer = merge(plans, sources, indexed, liveOutcomes, offset, limit);
-    await this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(query, indexed.corrections), deadline);
+    await this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(found.words, indexed.corrections), deadline);
 
     const data = pageData({
-      request, mode, answer, offset, limit, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded,
+      request, mode, answer, offset, limit, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded, relaxed: found.relaxed,
       tookMs: Math.max(0, Math.round(this.now() - started)),
       nextCursor: () => encodeCursor(this.deps.cursorSecret, page.fingerprint, top),
     });
