@@ -31,6 +31,11 @@ export const COUNT_CAP = 1100;
  * best rows, and deeper pages rank deeper (offset + limit, never more than MAX_WINDOW).
  */
 export const RANK_DEPTH = 100;
+/**
+ * Headings whose weight is added to the text's scores, whatever the page: the heading's weight of a row on the page
+ * does not depend on how many rows the page counts, so a page ranks as it did when every search counted COUNT_CAP.
+ */
+export const HEADING_DEPTH = COUNT_CAP + 1;
 /** Rows below this cosine similarity are not matches of a semantic search. */
 export const MIN_SIMILARITY = 0.2;
 /** Candidates each ranking of a hybrid search contributes to the fusion, at the least. */
@@ -117,12 +122,12 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
   const searchText = async (limit: number): Promise<IndexHit[]> => {
     const [asTyped, corrected] = await Promise.all([
-      space.searchText({ ...input.text, headings: true }, scope, limit),
+      space.searchText({ ...input.text, headings: true, headingDepth: HEADING_DEPTH }, scope, limit),
       input.typoTolerance ? correctTypos(space, input.text, scope) : null,
     ]);
     if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;
-    return (await space.searchText({ ...corrected.query, headings: true }, scope, limit)).sort(byScore);
+    return (await space.searchText({ ...corrected.query, headings: true, headingDepth: HEADING_DEPTH }, scope, limit)).sort(byScore);
   };
 
   // Weights, sorting and facets work over the counted matches: they need them counted.

@@ -83,6 +83,8 @@ export interface TextQuery {
   withText?: boolean;
   /** Rank words found in a row's heading higher (HEADING_BOOST); off for lookups that only ask whether a word is there. */
   headings?: boolean;
+  /** Best headings whose weight is added (at least the query's limit): a row whose heading ranks deeper gets none. */
+  headingDepth?: number;
 }
 
 /** Which rows a search reads: these tables (null: every table of the space), this compiled filter, these columns. */
@@ -506,10 +508,10 @@ export class IndexSpace {
         ...exclude.map((word): Clause => [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
       ]);
     const where = scopeFilter(scope);
-    const run = (search: import('@lancedb/lancedb').FullTextQuery, columns: string[]) => {
+    const run = (search: import('@lancedb/lancedb').FullTextQuery, columns: string[], rows = limit) => {
       let query = this.table.query().fullTextSearch(search);
       if (where) query = query.where(where);
-      return query.select(columns).limit(limit).toArrow();
+      return query.select(columns).limit(rows).toArrow();
     };
     // The heading's words are ranked by a second query beside the first and added to the text's scores here: one
     // boolean query with a "should" clause on the heading ranks the same rows alike but took several times as long
@@ -517,7 +519,7 @@ export class IndexSpace {
     // down a page that deep.
     const [table, headTable] = await Promise.all([
       run(fts, ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : [])]),
-      headings ? run(new lancedb.MatchQuery(query.words, 'head', { operator: lancedb.Operator.Or }), ['rid', '_score']) : null,
+      headings ? run(new lancedb.MatchQuery(query.words, 'head', { operator: lancedb.Operator.Or }), ['rid', '_score'], Math.max(limit, query.headingDepth ?? limit)) : null,
     ]);
     const found = hits(table, (raw) => raw, '_score', scope.columns, query.withText);
     if (!headTable || headTable.numRows === 0) return found;

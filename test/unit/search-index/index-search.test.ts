@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IndexHit, IndexSpace, IndexStore, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
-import { COUNT_CAP, hitDetails, HYBRID_DEPTH, MIN_SIMILARITY, RANK_DEPTH, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
+import { COUNT_CAP, HEADING_DEPTH, hitDetails, HYBRID_DEPTH, MIN_SIMILARITY, RANK_DEPTH, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
 import { queryStems } from '../../../src/search-index/analyzer.js';
 
 const sources: IndexedSource[] = [
@@ -51,7 +51,7 @@ describe('searchIndex', () => {
   it('when a natural search runs, then every selected table is ranked by text and the page is cut to the window', async () => {
     const { store, calls } = fakeStore([...hits(3), ...hits(2, 'itb_b', 'n')].sort((a, b) => b.score - a.score), []);
     const result = await searchIndex(store, input({ window: 4, text: { words: 'kettle', exclude: ['tea'] } }));
-    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: RANK_DEPTH + 1, query: { words: 'kettle', exclude: ['tea'], headings: true } }]);
+    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: RANK_DEPTH + 1, query: { words: 'kettle', exclude: ['tea'], headings: true, headingDepth: HEADING_DEPTH } }]);
     expect(result.hits).toHaveLength(4);
     expect(result).toMatchObject({ total: 5, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 3], ['db_2', 2]]));
