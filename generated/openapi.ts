@@ -2203,7 +2203,7 @@ export interface components {
             /** @description Filterable columns to count values of over the matches (not just the page): `facets` in the answer, the 10 most frequent values each. */
             facets?: string[];
             /**
-             * @description Count the matches of the index up to 1,100 (`total` is exact below that). Without it, a search costs what ranking its page costs: the index counts only the rows it ranks for the page (offset + limit, at least 100, and the next), and when more match `total` is that count, a lower bound flagged by `totalIsEstimate`, as Meilisearch's `estimatedTotalHits` and Elasticsearch's `track_total_hits`. `sort`, `facets` and `databaseWeights` work over the counted matches, so a search that uses them counts as with `exactTotal`.
+             * @description Count the matches of the index up to 1,100 (`total` is exact below that). Without it, a natural search costs what ranking its page costs: the index counts only the rows it ranks for the page (offset + limit, at least 100, and the next), and when more match `total` is that count, a lower bound flagged by `totalIsEstimate`, as Meilisearch's `estimatedTotalHits` and Elasticsearch's `track_total_hits`. `sort`, `facets` and `databaseWeights` work over the counted matches, so a search that uses them counts as with `exactTotal`, and so does hybrid mode (its fusion reads the deeper text matches).
              * @default false
              */
             exactTotal?: boolean;

@@ -14,7 +14,8 @@
  * the rows the heading's weight may reorder) and one more, and when that one is there the total is the rows seen,
  * a lower bound that says so (`totalIsEstimate`, as Meilisearch's `estimatedTotalHits`). A caller who needs the count
  * asks for it (`exactTotal`): matches are then counted up to COUNT_CAP. Weights, sorting and facets work over the
- * counted matches, so a search that uses them counts up to COUNT_CAP too; beyond the cap the answer says so
+ * counted matches, so a search that uses them counts up to COUNT_CAP too, and so does hybrid mode (its fusion needs
+ * the text's deeper rows); beyond the cap the answer says so
  * (`totalIsEstimate`, `facetsAreEstimate`). Results carry the row's stored fields and a
  * snippet Quarry cuts from its text, marking the words that stem like the query's.
  */
@@ -134,8 +135,6 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   const counts = input.exactTotal === true || (input.weights?.size ?? 0) > 0 || (input.sort?.length ?? 0) > 0 || (input.facets?.length ?? 0) > 0;
   /** Matches counted at most; one more row found says more match. */
   let cap = COUNT_CAP;
-  /** The text ranking stopped before its last match: more may match than were counted. */
-  let cut = false;
   let counted: IndexHit[];
   let ranked: IndexHit[];
   if (input.mode === 'natural') {
@@ -148,12 +147,13 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   } else {
     const depth = Math.max(input.window, HYBRID_DEPTH);
     // A ranking with no weight (semanticRatio 0 or 1) neither ranks nor adds rows of its own.
-    const textLimit = counts ? Math.max(depth, COUNT_CAP + 1) : depth + 1;
+    // The fusion normalises the text's best rows as the heading's weight reorders them, which rows deeper than the
+    // fusion's depth may enter: the text ranking reads COUNT_CAP rows, and so counts them, whatever was asked.
+    const textLimit = Math.max(depth, COUNT_CAP + 1);
     const [byText, byMeaning] = await Promise.all([
       input.semanticRatio < 1 ? searchText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
-    cut = !counts && byText.length >= textLimit;
     ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
     // Every text match counts, and so does every row only the meaning ranking found.
     const seen = new Set(ranked.map((h) => h.rid));
@@ -181,7 +181,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   for (const facet of input.facets ?? []) result.facets[facet.name] = facetCounts(within, facet);
   result.hits = ranked.slice(0, input.window);
   result.total = within.length;
-  result.totalIsEstimate = counted.length > cap || cut;
+  result.totalIsEstimate = counted.length > cap;
   return result;
 }
 

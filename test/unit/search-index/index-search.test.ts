@@ -90,11 +90,11 @@ describe('searchIndex', () => {
     }
   });
 
-  it('when a hybrid search asks no exact total, then its text ranking reads the fusion\'s depth and the next row, and says when more match', async () => {
-    const { store, calls } = fakeStore(hits(COUNT_CAP), hits(5, 'itb_a', 'v'));
+  it('when a hybrid search asks no exact total, then its text ranking still reads and counts up to the cap: the fusion needs the text\'s deeper rows', async () => {
+    const { store, calls } = fakeStore(hits(COUNT_CAP + 50), hits(5, 'itb_a', 'v'));
     const result = await searchIndex(store, input({ mode: 'hybrid', window: 10, vector: Float32Array.from([1, 0]), semanticRatio: 0.5 }));
-    expect(calls.map((c) => `${c.kind}:${c.limit}`).sort()).toEqual([`text:${HYBRID_DEPTH + 1}`, `vector:${HYBRID_DEPTH}`]);
-    expect(result).toMatchObject({ total: HYBRID_DEPTH + 1 + 5, totalIsEstimate: true });
+    expect(calls.map((c) => `${c.kind}:${c.limit}`).sort()).toEqual([`text:${COUNT_CAP + 1}`, `vector:${HYBRID_DEPTH}`]);
+    expect(result).toMatchObject({ total: COUNT_CAP, totalIsEstimate: true });
   });
 
   it('when a semantic search runs, then only tables with vectors are compared, at the minimum similarity', async () => {
