@@ -2203,6 +2203,11 @@ export interface components {
             /** @description Filterable columns to count values of over the matches (not just the page): `facets` in the answer, the 10 most frequent values each. */
             facets?: string[];
             /**
+             * @description Count the matches of the index up to 1,100 (`total` is exact below that). Without it, a natural search costs what ranking its page costs: the index counts only the rows it ranks for the page (offset + limit, at least 100, and the next), and when more match `total` is that count, a lower bound flagged by `totalIsEstimate`, as Meilisearch's `estimatedTotalHits` and Elasticsearch's `track_total_hits`. `sort`, `facets` and `databaseWeights` work over the counted matches, so a search that uses them counts as with `exactTotal`, and so does hybrid mode (its fusion reads the deeper text matches).
+             * @default false
+             */
+            exactTotal?: boolean;
+            /**
              * @description Natural and hybrid modes: correct a word that no selected row contains when it is within 1 edit (words of 5-8 letters) or 2 (9 or more) of one they do; `corrections` lists what was corrected. Exact words are never corrected.
              * @default true
              */
@@ -2300,7 +2305,7 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "timeout" | "error";
             tookMs: number;
-            /** @description Matching rows in this database (the index counts at most 1,100 matches per search; see `totalIsEstimate`). */
+            /** @description Matching rows in this database among those counted (the index counts the rows it ranks for the page, or up to 1,100 with `exactTotal`; see `totalIsEstimate`). */
             matches: number;
             error: components["schemas"]["NullableSafeError"];
             /**
@@ -2331,7 +2336,7 @@ export interface components {
                 results: components["schemas"]["SearchResult"][];
                 /** @description Matching rows over all databases that answered. */
                 total: number;
-                /** @description `total` is a lower bound: the index counts at most 1,100 matches per search, and a live table may count only part of its rows. */
+                /** @description `total` is a lower bound: more match than were counted. The index counts the rows it ranks for the page unless `exactTotal` (then at most 1,100 matches), and a live table may count only part of its rows. */
                 totalIsEstimate: boolean;
                 /** @description The order is approximate: live tables took part and were merged with the index's ranking by rank fusion (scores of different engines are not comparable), or a live table ranked only its first matches. False when the index answered everything: one BM25 ranking across all databases. */
                 approximate: boolean;

@@ -306,7 +306,9 @@ function wireSearchIndex(deps: {
   now?: () => number;
 }) {
   const { config, logger, embeddings, databases, onIndexChanged, now } = deps;
-  const store = new IndexStore({ uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000 });
+  const store = new IndexStore({
+    uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
+  });
   const runner = new IndexJobRunner({
     jobs: indexJobRepository,
     tables: indexTableRepository,

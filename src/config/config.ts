@@ -46,7 +46,7 @@ export interface Config {
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
   /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
-  index: { uri: string; readConsistencyMs: number; sync: boolean; maxJobs: number; maxAttempts: number };
+  index: { uri: string; readConsistencyMs: number; vocabularyTerms: number; sync: boolean; maxJobs: number; maxAttempts: number };
 }
 
 /** Thrown with every problem found, so one start tells the operator everything to fix. */
@@ -194,6 +194,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '<DATA_DIR>/index', meaning: "Where Quarry's search index lives: a folder, or an object store URI (`s3://`, `gs://`, `az://`) that several server processes share." })),
   INDEX_READ_CONSISTENCY_MS: wholeNumber(0, 3_600_000).default(1000)
     .meta(doc({ default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read).' })),
+  INDEX_VOCABULARY_TERMS: wholeNumber(0, 100_000_000).default(2_000_000)
+    .meta(doc({ default: '2000000', meaning: "Distinct words and stems that the search spaces' vocabularies hold in memory together for typo tolerance (about 32 bytes each); the least recently searched spaces give theirs up first, and a space with more is checked by index lookups. 0 turns them off (0-100000000)." })),
   INDEX_SYNC: flag().default(true)
     .meta(doc({ default: 'true', meaning: 'This process runs index sync jobs and the sync schedule; `false` leaves them to the processes that do (it still searches the index).' })),
   INDEX_SYNC_JOBS: wholeNumber(1, 16).default(2)
@@ -301,6 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     index: {
       uri: indexUriOf(settings.INDEX_URI ?? resolve(dataDir, 'index')),
       readConsistencyMs: settings.INDEX_READ_CONSISTENCY_MS,
+      vocabularyTerms: settings.INDEX_VOCABULARY_TERMS,
       sync: settings.INDEX_SYNC,
       maxJobs: settings.INDEX_SYNC_JOBS,
       maxAttempts: settings.INDEX_SYNC_ATTEMPTS,

@@ -10,8 +10,13 @@
  *
  * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
  * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
- * so matches are counted up to COUNT_CAP, and weights, sorting and facets work over those counted matches: beyond
- * the cap the answer says so (`totalIsEstimate`, `facetsAreEstimate`). Results carry the row's stored fields and a
+ * so a search costs what ranking its page costs (issue 36): the engine ranks the page's rows (at least RANK_DEPTH,
+ * the rows the heading's weight may reorder) and one more, and when that one is there the total is the rows seen,
+ * a lower bound that says so (`totalIsEstimate`, as Meilisearch's `estimatedTotalHits`). A caller who needs the count
+ * asks for it (`exactTotal`): matches are then counted up to COUNT_CAP. Weights, sorting and facets work over the
+ * counted matches, so a search that uses them counts up to COUNT_CAP too, and so does hybrid mode (its fusion needs
+ * the text's deeper rows); beyond the cap the answer says so
+ * (`totalIsEstimate`, `facetsAreEstimate`). Results carry the row's stored fields and a
  * snippet Quarry cuts from its text, marking the words that stem like the query's.
  */
 import { highlightByStems } from './analyzer.js';
@@ -22,6 +27,16 @@ import { correctTypos, type Correction } from './typos.js';
 
 /** Matches counted exactly; a search whose matches reach it reports COUNT_CAP and `totalIsEstimate`. */
 export const COUNT_CAP = 1100;
+/**
+ * Rows the engine ranks for a search that counts nothing, at the least: the heading's weight reorders the text's
+ * best rows, and deeper pages rank deeper (offset + limit, never more than MAX_WINDOW).
+ */
+export const RANK_DEPTH = 100;
+/**
+ * Headings whose weight is added to the text's scores, whatever the page: the heading's weight of a row on the page
+ * does not depend on how many rows the page counts, so a page ranks as it did when every search counted COUNT_CAP.
+ */
+export const HEADING_DEPTH = COUNT_CAP + 1;
 /** Rows below this cosine similarity are not matches of a semantic search. */
 export const MIN_SIMILARITY = 0.2;
 /** Candidates each ranking of a hybrid search contributes to the fusion, at the least. */
@@ -63,6 +78,8 @@ export interface IndexSearchInput {
   /** The compiled `filter` (its tables are already the only sources). */
   where?: string | null;
   typoTolerance?: boolean;
+  /** Count matches up to COUNT_CAP; otherwise the total is counted among the rows ranked for the page. */
+  exactTotal?: boolean;
   /** Factor on each connection's scores (absent: 1). */
   weights?: Map<string, number>;
   sort?: Array<{ column: ColumnRef; descending: boolean }>;
@@ -106,18 +123,23 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
   const searchText = async (limit: number): Promise<IndexHit[]> => {
     const [asTyped, corrected] = await Promise.all([
-      space.searchText({ ...input.text, headings: true }, scope, limit),
+      space.searchText({ ...input.text, headings: true, headingDepth: HEADING_DEPTH }, scope, limit),
       input.typoTolerance ? correctTypos(space, input.text, scope) : null,
     ]);
     if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;
-    return (await space.searchText({ ...corrected.query, headings: true }, scope, limit)).sort(byScore);
+    return (await space.searchText({ ...corrected.query, headings: true, headingDepth: HEADING_DEPTH }, scope, limit)).sort(byScore);
   };
 
+  // Weights, sorting and facets work over the counted matches: they need them counted.
+  const counts = input.exactTotal === true || (input.weights?.size ?? 0) > 0 || (input.sort?.length ?? 0) > 0 || (input.facets?.length ?? 0) > 0;
+  /** Matches counted at most; one more row found says more match. */
+  let cap = COUNT_CAP;
   let counted: IndexHit[];
   let ranked: IndexHit[];
   if (input.mode === 'natural') {
-    counted = await searchText(COUNT_CAP + 1);
+    if (!counts) cap = Math.max(input.window, RANK_DEPTH);
+    counted = await searchText(cap + 1);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];
@@ -125,8 +147,11 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   } else {
     const depth = Math.max(input.window, HYBRID_DEPTH);
     // A ranking with no weight (semanticRatio 0 or 1) neither ranks nor adds rows of its own.
+    // The fusion normalises the text's best rows as the heading's weight reorders them, which rows deeper than the
+    // fusion's depth may enter: the text ranking reads COUNT_CAP rows, and so counts them, whatever was asked.
+    const textLimit = Math.max(depth, COUNT_CAP + 1);
     const [byText, byMeaning] = await Promise.all([
-      input.semanticRatio < 1 ? searchText(Math.max(depth, COUNT_CAP + 1)) : Promise.resolve([]),
+      input.semanticRatio < 1 ? searchText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
     ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
@@ -141,14 +166,14 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
 
   const connectionOf = new Map(input.sources.map((s) => [s.src, s.connectionId]));
   // Rows a failed clean-up left behind belong to no source: never an answer.
-  counted = counted.filter((h) => connectionOf.has(h.src)).slice(0, COUNT_CAP + 1);
+  counted = counted.filter((h) => connectionOf.has(h.src)).slice(0, cap + 1);
   ranked = ranked.filter((h) => connectionOf.has(h.src));
   if (input.weights && input.weights.size > 0) {
     ranked = ranked.map((h) => ({ ...h, score: h.score * (input.weights!.get(connectionOf.get(h.src)!) ?? 1) })).sort(byScore);
   }
   if (input.sort && input.sort.length > 0) ranked = sortByColumns(ranked, input.sort);
 
-  const within = counted.slice(0, COUNT_CAP);
+  const within = counted.slice(0, cap);
   for (const hit of within) {
     const id = connectionOf.get(hit.src)!;
     result.matchesByConnection.set(id, (result.matchesByConnection.get(id) ?? 0) + 1);
@@ -156,7 +181,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   for (const facet of input.facets ?? []) result.facets[facet.name] = facetCounts(within, facet);
   result.hits = ranked.slice(0, input.window);
   result.total = within.length;
-  result.totalIsEstimate = counted.length > COUNT_CAP;
+  result.totalIsEstimate = counted.length > cap;
   return result;
 }
 

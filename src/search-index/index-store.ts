@@ -21,6 +21,7 @@ import { Mutex } from 'async-mutex';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
 import { loadLance } from './lance.js';
+import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 
 /** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
 export const MAX_TOKEN_BYTES = 40;
@@ -82,6 +83,8 @@ export interface TextQuery {
   withText?: boolean;
   /** Rank words found in a row's heading higher (HEADING_BOOST); off for lookups that only ask whether a word is there. */
   headings?: boolean;
+  /** Best headings whose weight is added (at least the query's limit): a row whose heading ranks deeper gets none. */
+  headingDepth?: number;
 }
 
 /** Which rows a search reads: these tables (null: every table of the space), this compiled filter, these columns. */
@@ -121,7 +124,41 @@ export interface IndexStoreOptions {
   /** How stale a reader's view of a table written by another process may be (LanceDB's read consistency interval). */
   readConsistencySeconds: number;
   storageOptions?: Record<string, string>;
+  /**
+   * Distinct words and stems the spaces' vocabularies may hold in memory together, for typo tolerance
+   * (vocabulary.ts): the least recently searched spaces give theirs up first, and a space with more on its own is
+   * checked by index lookups, as before. 0 turns vocabularies off.
+   */
+  vocabularyMaxTerms?: number;
 }
+
+/** Words and stems held in memory by default: about 64 MB (about 32 bytes each, docs/benchmarks.md). */
+export const VOCABULARY_MAX_TERMS = 2_000_000;
+/** Rows' text read between two yields to other work while a vocabulary is built. */
+const VOCABULARY_YIELD_CHARS = 64 * 1024;
+
+/**
+ * A space's vocabulary and its making. It describes one version of the space's table: any write (here or in another
+ * process) makes a new version, and a search only uses a vocabulary of the version it reads. Until a new one is
+ * built, in the background, searches look words up in the index as before; builds start at most once per four times
+ * the last one's duration, so a space written page after page by a sync is not read whole after every page.
+ */
+interface VocabularyState {
+  ready: { version: number; vocabulary: SpaceVocabulary } | null;
+  building: Promise<void> | null;
+  nextBuildAt: number;
+  /** A version found to hold more words than the limit: not read again until it changes. */
+  tooLarge: number | null;
+  usedAt: number;
+}
+
+/** The limit all spaces' vocabularies share, and how one that was just built makes room. */
+interface VocabularyBudget {
+  maxTerms: number;
+  fit(built: VocabularyState): void;
+}
+
+const noVocabulary = (): VocabularyState => ({ ready: null, building: null, nextBuildAt: 0, tooLarge: null, usedAt: 0 });
 
 /** Ids Quarry writes into LanceDB filters: generated, never from a caller. */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,80}$/;
@@ -154,10 +191,25 @@ export function spaceName(userId: string, environment: string): string {
 export class IndexStore {
   private readonly tables = new Map<string, Promise<Table | null>>();
   private readonly locks = new Map<string, Mutex>();
+  private readonly vocabularies = new Map<string, VocabularyState>();
+  private readonly budget: VocabularyBudget = {
+    maxTerms: VOCABULARY_MAX_TERMS,
+    fit: (built) => {
+      const ready = [...this.vocabularies.values()].filter((v) => v.ready && v !== built).sort((a, b) => a.usedAt - b.usedAt);
+      let total = (built.ready?.vocabulary.terms ?? 0) + ready.reduce((sum, v) => sum + v.ready!.vocabulary.terms, 0);
+      for (const least of ready) {
+        if (total <= this.budget.maxTerms) break;
+        total -= least.ready!.vocabulary.terms;
+        least.ready = null;
+      }
+    },
+  };
   private connecting: Promise<Connection> | null = null;
 
   /** Connects on first use, so a server that never searches an index does not load the engine. */
-  constructor(private readonly options: IndexStoreOptions) {}
+  constructor(private readonly options: IndexStoreOptions) {
+    this.budget.maxTerms = options.vocabularyMaxTerms ?? VOCABULARY_MAX_TERMS;
+  }
 
   private connection(): Promise<Connection> {
     this.connecting ??= loadLance().then(({ lancedb }) => lancedb.connect(this.options.uri, {
@@ -180,7 +232,10 @@ export class IndexStore {
     }
     const opened = await table;
     if (!opened) this.tables.delete(name); // created later by a sync: look again next time
-    return opened ? new IndexSpace(opened, this.lock(name)) : null;
+    if (!opened) return null;
+    let words = this.vocabularies.get(name);
+    if (!words) this.vocabularies.set(name, (words = noVocabulary()));
+    return new IndexSpace(opened, this.lock(name), words, this.budget);
   }
 
   /** The space, created with its schema and indexes when it is new (any process may race to create it). */
@@ -209,6 +264,7 @@ export class IndexStore {
   async dropSpace(name: string): Promise<void> {
     await this.lock(name).runExclusive(async () => {
       this.tables.delete(name);
+      this.vocabularies.delete(name);
       const connection = await this.connection();
       if ((await connection.tableNames()).includes(name)) await connection.dropTable(name);
     });
@@ -216,6 +272,7 @@ export class IndexStore {
 
   async close(): Promise<void> {
     this.tables.clear();
+    this.vocabularies.clear();
     const connecting = this.connecting;
     this.connecting = null;
     if (connecting) (await connecting).close();
@@ -231,7 +288,67 @@ export class IndexStore {
 
 /** One search space's table. */
 export class IndexSpace {
-  constructor(private readonly table: Table, private readonly writes: Mutex) {}
+  constructor(
+    private readonly table: Table,
+    private readonly writes: Mutex,
+    private readonly words: VocabularyState = noVocabulary(),
+    private readonly budget: VocabularyBudget = { maxTerms: VOCABULARY_MAX_TERMS, fit: () => undefined },
+  ) {}
+
+  /**
+   * The space's words as of the version a search reads now, or null while none is ready (one is then being built in
+   * the background, unless the space holds more words than the limit).
+   */
+  async vocabulary(): Promise<SpaceVocabulary | null> {
+    if (this.budget.maxTerms <= 0) return null;
+    const version = await this.table.version();
+    const state = this.words;
+    state.usedAt = Date.now();
+    if (state.ready?.version === version) return state.ready.vocabulary;
+    state.ready = null; // of an older version: of no use any more
+    if (!state.building && state.tooLarge !== version && Date.now() >= state.nextBuildAt) {
+      state.building = this.buildVocabulary(state).catch(() => undefined).finally(() => (state.building = null));
+    }
+    return null;
+  }
+
+  /** Resolves when the vocabulary being built (if any) is done. */
+  async vocabularyBuilt(): Promise<void> {
+    await this.words.building;
+  }
+
+  private async buildVocabulary(state: VocabularyState): Promise<void> {
+    const started = Date.now();
+    try {
+      const version = await this.table.version();
+      const builder = new VocabularyBuilder(MAX_TOKEN_BYTES);
+      let chars = 0;
+      for await (const batch of this.table.query().select(['src', 'text'])) {
+        const srcs = [...(batch.getChild('src') ?? [])] as string[];
+        const texts = [...(batch.getChild('text') ?? [])] as Array<string | null>;
+        for (let i = 0; i < srcs.length; i++) {
+          const text = texts[i] ?? '';
+          builder.add(srcs[i]!, text);
+          chars += text.length;
+          // Reading a large space takes a while: searches go on between slices of it.
+          if (chars >= VOCABULARY_YIELD_CHARS) {
+            chars = 0;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        }
+        if (builder.terms > this.budget.maxTerms) {
+          state.tooLarge = version;
+          return;
+        }
+      }
+      // Rows written while it was read may or may not be in it: only a vocabulary of one version is exact.
+      if ((await this.table.version()) !== version) return;
+      state.ready = { version, vocabulary: builder.finish() };
+      this.budget.fit(state);
+    } finally {
+      state.nextBuildAt = Date.now() + 4 * (Date.now() - started);
+    }
+  }
 
   /** Inserts new rows and replaces changed ones, by rid. */
   async upsert(rows: IndexRow[]): Promise<void> {
@@ -391,10 +508,10 @@ export class IndexSpace {
         ...exclude.map((word): Clause => [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
       ]);
     const where = scopeFilter(scope);
-    const run = (search: import('@lancedb/lancedb').FullTextQuery, columns: string[]) => {
+    const run = (search: import('@lancedb/lancedb').FullTextQuery, columns: string[], rows = limit) => {
       let query = this.table.query().fullTextSearch(search);
       if (where) query = query.where(where);
-      return query.select(columns).limit(limit).toArrow();
+      return query.select(columns).limit(rows).toArrow();
     };
     // The heading's words are ranked by a second query beside the first and added to the text's scores here: one
     // boolean query with a "should" clause on the heading ranks the same rows alike but took several times as long
@@ -402,7 +519,7 @@ export class IndexSpace {
     // down a page that deep.
     const [table, headTable] = await Promise.all([
       run(fts, ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : [])]),
-      headings ? run(new lancedb.MatchQuery(query.words, 'head', { operator: lancedb.Operator.Or }), ['rid', '_score']) : null,
+      headings ? run(new lancedb.MatchQuery(query.words, 'head', { operator: lancedb.Operator.Or }), ['rid', '_score'], Math.max(limit, query.headingDepth ?? limit)) : null,
     ]);
     const found = hits(table, (raw) => raw, '_score', scope.columns, query.withText);
     if (!headTable || headTable.numRows === 0) return found;

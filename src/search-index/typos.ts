@@ -5,11 +5,20 @@
  * is searched as typed. A missing word is looked up with the index's fuzzy matching (a Levenshtein automaton over its
  * terms), and the closest word of the rows it finds (optimal string alignment: a swap of neighbours is one edit)
  * replaces it in the query. The answer lists each correction.
+ *
+ * Issue 36: once the space's vocabulary is in memory (vocabulary.ts), the check asks the index nothing: a word is
+ * present when a selected table holds a word of its stem, and a missing one is replaced by the closest word the
+ * selected tables hold (then the most frequent, then the first by spelling) among those the fuzzy lookup could have
+ * found: words whose stem is within the allowed edits of the word's stem, counted as the index counts them (a swap
+ * of neighbours is two edits there). Under a filter, a word the selected
+ * tables hold may still be outside the filtered rows, so that word is looked up as before, and so is each candidate
+ * correction until one is in them. While the vocabulary is being (re)built, words are looked up in the index.
  */
 import stem from 'wink-porter2-stemmer';
 import { editDistance } from '../sql-search/vocabulary.js';
 import { isStopWord } from './analyzer.js';
 import { type IndexSpace, MAX_TOKEN_BYTES, type SearchScope, type TextQuery } from './index-store.js';
+import { levenshtein, type SpaceVocabulary } from './vocabulary.js';
 
 export interface Correction {
   word: string;
@@ -19,6 +28,8 @@ export interface Correction {
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 /** Rows a fuzzy lookup reads to find the word it matched. */
 const LOOKUP_ROWS = 5;
+/** Candidate corrections checked against a filter's rows, closest first, before the word is left as typed. */
+const FILTERED_CANDIDATES = 3;
 
 const fold = (word: string) => word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
 
@@ -36,17 +47,48 @@ const correctable = (word: string) =>
   typosAllowed(word) > 0 && Buffer.byteLength(word) <= MAX_TOKEN_BYTES && !/^\d+$/.test(word) && !isStopWord(word);
 
 /**
- * The query with its missing words corrected, and the corrections. Words are checked in parallel, one cheap
- * lookup each (the best row that has the word); only missing ones cost a fuzzy lookup.
+ * The query with its missing words corrected, and the corrections. With the space's vocabulary in memory no word
+ * costs a lookup (see above); without it, words are checked in parallel, one cheap lookup each (the best row that
+ * has the word), and only missing ones cost a fuzzy lookup.
  */
 export async function correctTypos(space: IndexSpace, query: TextQuery, scope: SearchScope): Promise<{ query: TextQuery; corrections: Correction[] }> {
   const typed = [...new Set((query.words.match(WORD) ?? []).map(fold))].filter(correctable);
+  if (typed.length === 0) return { query, corrections: [] };
   const bare: SearchScope = { srcs: scope.srcs, where: scope.where };
-  const present = await Promise.all(typed.map(async (word) => (await space.searchText({ words: word }, bare, 1)).length > 0));
-  const missing = typed.filter((_, i) => !present[i]);
-  if (missing.length === 0) return { query, corrections: [] };
+  const vocabulary = await space.vocabulary();
+  const corrections = vocabulary ? await fromVocabulary(space, vocabulary, typed, bare) : await byLookups(space, typed, bare);
+  if (corrections.length === 0) return { query, corrections: [] };
 
-  const corrections = (await Promise.all(missing.map(async (word): Promise<Correction | null> => {
+  const replaced = new Map(corrections.map((c) => [c.word, c.correctedTo]));
+  const correct = (text: string) => (text.match(WORD) ?? []).map((w) => replaced.get(fold(w)) ?? w).join(' ');
+  return { query: { ...query, words: correct(query.words), require: query.require?.map(correct) }, corrections };
+}
+
+/** The best row that holds the word, in scope: whether the index matches it there. */
+const inScope = async (space: IndexSpace, word: string, scope: SearchScope) => (await space.searchText({ words: word }, scope, 1)).length > 0;
+
+async function fromVocabulary(space: IndexSpace, vocabulary: SpaceVocabulary, typed: string[], scope: SearchScope): Promise<Correction[]> {
+  const filtered = Boolean(scope.where);
+  const found = await Promise.all(typed.map(async (word): Promise<Correction | null> => {
+    if (vocabulary.hasStem(stem(word), scope.srcs) && (!filtered || (await inScope(space, word, scope)))) return null;
+    const allowed = typosAllowed(word);
+    const stemmed = stem(word);
+    const candidates = vocabulary.near(word, allowed, scope.srcs).filter((c) => levenshtein(stemmed, stem(c.word), allowed) <= allowed);
+    if (!filtered) return candidates[0] ? { word, correctedTo: candidates[0].word } : null;
+    for (const candidate of candidates.slice(0, FILTERED_CANDIDATES)) {
+      if (await inScope(space, candidate.word, scope)) return { word, correctedTo: candidate.word };
+    }
+    return null;
+  }));
+  return found.filter((c): c is Correction => c !== null);
+}
+
+async function byLookups(space: IndexSpace, typed: string[], bare: SearchScope): Promise<Correction[]> {
+  const present = await Promise.all(typed.map((word) => inScope(space, word, bare)));
+  const missing = typed.filter((_, i) => !present[i]);
+  if (missing.length === 0) return [];
+
+  return (await Promise.all(missing.map(async (word): Promise<Correction | null> => {
     const allowed = typosAllowed(word);
     // The index compares a fuzzy term with its stemmed terms as it is, so it is looked up by its stem.
     const rows = await space.searchText({ words: stem(word), fuzziness: allowed, withText: true }, bare, LOOKUP_ROWS);
@@ -65,9 +107,4 @@ export async function correctTypos(space: IndexSpace, query: TextQuery, scope: S
     const best = [...seen].sort(([a, x], [b, y]) => x.distance - y.distance || y.count - x.count || (a < b ? -1 : 1))[0];
     return best ? { word, correctedTo: best[0] } : null;
   }))).filter((c): c is Correction => c !== null);
-  if (corrections.length === 0) return { query, corrections: [] };
-
-  const replaced = new Map(corrections.map((c) => [c.word, c.correctedTo]));
-  const correct = (text: string) => (text.match(WORD) ?? []).map((w) => replaced.get(fold(w)) ?? w).join(' ');
-  return { query: { ...query, words: correct(query.words), require: query.require?.map(correct) }, corrections };
 }

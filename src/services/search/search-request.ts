@@ -43,6 +43,8 @@ export interface PageRequest {
   /** Rows every source ranks: offset + limit, so the merged order never depends on the page size asked before. */
   top: number;
   typoTolerance: boolean;
+  /** Count the index's matches up to its cap rather than among the rows ranked for the page. */
+  exactTotal: boolean;
 }
 
 /**
@@ -54,14 +56,18 @@ export function readPage(
 ): PageRequest {
   const { mode, query, limit, semanticRatio } = asked;
   const typoTolerance = request.typoTolerance ?? true;
+  // Counting reads deeper, which the heading's weight may reorder: it is part of what decides the ranking.
+  const exactTotal = request.exactTotal === true;
   const fingerprint = searchFingerprint({
     u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
     d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
     f: request.filter ?? null, s: request.sort ?? null, a: request.facets ?? null, w: request.databaseWeights ?? null, y: typoTolerance,
+    // Only when asked: the default keeps the fingerprints (and cursors) it had before the setting existed.
+    ...(exactTotal ? { x: true } : {}),
   });
   const offset = request.cursor !== undefined ? cursorOffset(cursorSecret, request.cursor, fingerprint) : (request.offset ?? 0);
   if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
-  return { fingerprint, offset, top: offset + limit, typoTolerance };
+  return { fingerprint, offset, top: offset + limit, typoTolerance, exactTotal };
 }
 
 function cursorOffset(secret: Buffer, cursor: string, fingerprint: string): number {

@@ -124,6 +124,7 @@ export class SearchService {
           // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
           wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
           where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
+          exactTotal: page.exactTotal,
         }),
         Promise.all(livePlans.map((plan) => this.live.search(plan.record, words, request, plan.indexedNames, {
           offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IndexHit, IndexSpace, IndexStore, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
-import { COUNT_CAP, hitDetails, MIN_SIMILARITY, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
+import { COUNT_CAP, HEADING_DEPTH, hitDetails, HYBRID_DEPTH, MIN_SIMILARITY, RANK_DEPTH, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
 import { queryStems } from '../../../src/search-index/analyzer.js';
 
 const sources: IndexedSource[] = [
@@ -51,19 +51,50 @@ describe('searchIndex', () => {
   it('when a natural search runs, then every selected table is ranked by text and the page is cut to the window', async () => {
     const { store, calls } = fakeStore([...hits(3), ...hits(2, 'itb_b', 'n')].sort((a, b) => b.score - a.score), []);
     const result = await searchIndex(store, input({ window: 4, text: { words: 'kettle', exclude: ['tea'] } }));
-    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: COUNT_CAP + 1, query: { words: 'kettle', exclude: ['tea'], headings: true } }]);
+    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: RANK_DEPTH + 1, query: { words: 'kettle', exclude: ['tea'], headings: true, headingDepth: HEADING_DEPTH } }]);
     expect(result.hits).toHaveLength(4);
     expect(result).toMatchObject({ total: 5, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 3], ['db_2', 2]]));
   });
 
-  it('when more rows match than the count cap, then the total is the cap and says it is an estimate', async () => {
-    const { store } = fakeStore(hits(COUNT_CAP + 50), []);
-    const result = await searchIndex(store, input({ window: 10 }));
+  it('when an exact total is asked and more rows match than the count cap, then the total is the cap and says it is an estimate', async () => {
+    const { store, calls } = fakeStore(hits(COUNT_CAP + 50), []);
+    const result = await searchIndex(store, input({ window: 10, exactTotal: true }));
+    expect(calls.map((c) => c.limit)).toEqual([COUNT_CAP + 1]);
     expect(result).toMatchObject({ total: COUNT_CAP, totalIsEstimate: true });
     expect(result.matchesByConnection.get('db_1')).toBe(COUNT_CAP);
-    const exact = await searchIndex(fakeStore(hits(COUNT_CAP), []).store, input({ window: 10 }));
+    const exact = await searchIndex(fakeStore(hits(COUNT_CAP), []).store, input({ window: 10, exactTotal: true }));
     expect(exact).toMatchObject({ total: COUNT_CAP, totalIsEstimate: false });
+  });
+
+  it('when no exact total is asked, then the engine ranks only the page\'s depth and a total beyond it is a lower bound that says so', async () => {
+    const many = fakeStore(hits(COUNT_CAP + 50), []);
+    const result = await searchIndex(many.store, input({ window: 10 }));
+    expect(many.calls.map((c) => c.limit)).toEqual([RANK_DEPTH + 1]);
+    expect(result).toMatchObject({ total: RANK_DEPTH, totalIsEstimate: true });
+    expect(result.hits.map((h) => h.rid)).toEqual(hits(10).map((h) => h.rid));
+    const deep = fakeStore(hits(COUNT_CAP + 50), []);
+    expect(await searchIndex(deep.store, input({ window: 300 }))).toMatchObject({ total: 300, totalIsEstimate: true });
+    expect(deep.calls.map((c) => c.limit)).toEqual([301]);
+    const few = await searchIndex(fakeStore(hits(RANK_DEPTH), []).store, input({ window: 10 }));
+    expect(few).toMatchObject({ total: RANK_DEPTH, totalIsEstimate: false });
+  });
+
+  it('when a search sorts, counts facets or weighs databases, then it works over matches counted up to the cap, as with an exact total', async () => {
+    const column = { name: 'price', physical: ['f_price'], kind: 'number' as const };
+    for (const changes of [{ sort: [{ column, descending: false }] }, { facets: [column] }, { weights: new Map([['db_1', 2]]) }]) {
+      const { store, calls } = fakeStore(hits(COUNT_CAP + 50), []);
+      const result = await searchIndex(store, input({ window: 10, ...changes }));
+      expect(calls.map((c) => c.limit)).toEqual([COUNT_CAP + 1]);
+      expect(result).toMatchObject({ total: COUNT_CAP, totalIsEstimate: true });
+    }
+  });
+
+  it('when a hybrid search asks no exact total, then its text ranking still reads and counts up to the cap: the fusion needs the text\'s deeper rows', async () => {
+    const { store, calls } = fakeStore(hits(COUNT_CAP + 50), hits(5, 'itb_a', 'v'));
+    const result = await searchIndex(store, input({ mode: 'hybrid', window: 10, vector: Float32Array.from([1, 0]), semanticRatio: 0.5 }));
+    expect(calls.map((c) => `${c.kind}:${c.limit}`).sort()).toEqual([`text:${COUNT_CAP + 1}`, `vector:${HYBRID_DEPTH}`]);
+    expect(result).toMatchObject({ total: COUNT_CAP, totalIsEstimate: true });
   });
 
   it('when a semantic search runs, then only tables with vectors are compared, at the minimum similarity', async () => {

@@ -182,6 +182,21 @@ describe('headings', () => {
     expect(plain[0]!.score).toBeCloseTo(plain[1]!.score, 5);
   }, SLOW);
 
+  it('when the page ranks fewer rows than the heading depth, then a row whose heading is not among the page\'s best headings still gets its weight', async () => {
+    const { space } = await freshSpace();
+    const deep = [
+      article(1, 'Kettle guide with many more words in its long title', 'kettle kettle kettle kettle kettle'),
+      article(2, 'Kettle', 'Something else entirely'),
+    ];
+    await space.upsert(deep);
+    await space.optimize();
+    const [shallow] = await space.searchText({ words: 'kettle', headings: true }, { srcs: ['src_h'] }, 1);
+    const [weighed] = await space.searchText({ words: 'kettle', headings: true, headingDepth: 10 }, { srcs: ['src_h'] }, 1);
+    expect(shallow!.rid).toBe(deep[0]!.rid);
+    expect(weighed!.rid).toBe(deep[0]!.rid);
+    expect(weighed!.score).toBeGreaterThan(shallow!.score);
+  }, SLOW);
+
   it('when a space was made before rows had headings, then ensureSpace adds the heading column and its index, and search works on it', async () => {
     const { lancedb, arrow } = await loadLance();
     const name = spaceName('usr_legacy', 'test');

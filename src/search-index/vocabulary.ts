@@ -1,0 +1,207 @@
+/**
+ * The words of a search space, in memory (issue 36), so that typo tolerance asks the index nothing about a word the
+ * selected tables hold, and corrects a missing word from the words they hold instead of a fuzzy lookup of rows.
+ *
+ * Each indexed table keeps its own words (folded as the index folds them: lower case, accents removed), sorted, with
+ * how often each occurs, and the stems they reduce to: the index matches a query word by its stem, so a word is
+ * present exactly when some selected table holds a word of the same stem. A search reads the tables it selects, as
+ * the lookup it replaces did.
+ *
+ * A missing word is corrected by a bounded edit-distance search over a table's sorted words: the words are walked
+ * in order with one row of the distance table per letter, a row shared by every word with the same prefix (the
+ * sorted list is a trie laid flat), and a whole prefix range is skipped as soon as its row shows that no word under
+ * it can come within the allowed edits (a Levenshtein automaton's dead state). No package installed here offers an
+ * FST or a Levenshtein automaton (js-levenshtein compares two strings), and npm installs are not ours to make, so it
+ * is written here, in the optimal string alignment distance typos.ts has always used (a swap of neighbours is one
+ * edit).
+ */
+import stem from 'wink-porter2-stemmer';
+import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const ASCII = /^[\x00-\x7f]*$/;
+/** A correction is at most 2 edits from a word of 5 letters or more: shorter words can never be one. */
+const MIN_CANDIDATE = 3;
+
+/** A word near a misspelt one: its edits from it and how often the selected tables hold it. */
+export interface NearWord {
+  word: string;
+  distance: number;
+  count: number;
+}
+
+/**
+ * Levenshtein distance (a swap of neighbours is two edits), or max + 1 as soon as it must exceed `max`: how the
+ * index's fuzzy matching compares a word's stem with the stems it holds.
+ */
+export function levenshtein(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let least = i;
+    for (let j = 1; j <= b.length; j++) {
+      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current.push(value);
+      if (value < least) least = value;
+    }
+    if (least > max) return max + 1;
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** One indexed table's words. */
+export class TableWords {
+  constructor(
+    /** Sorted (code unit order), each at least MIN_CANDIDATE long: the words a correction may be. */
+    private readonly words: string[],
+    private readonly counts: Uint32Array,
+    private readonly stems: Set<string>,
+  ) {}
+
+  get size(): number {
+    return this.words.length + this.stems.size;
+  }
+
+  hasStem(stemmed: string): boolean {
+    return this.stems.has(stemmed);
+  }
+
+  /** Adds to `into` every word within `max` edits of `word` (itself left out), summing counts across tables. */
+  near(word: string, max: number, into: Map<string, NearWord>): void {
+    const m = word.length;
+    const rows: Int32Array[] = [Int32Array.from({ length: m + 1 }, (_, j) => j)];
+    let previous = '';
+    let valid = 0;
+    let i = 0;
+    while (i < this.words.length) {
+      const candidate = this.words[i]!;
+      if (Math.abs(candidate.length - m) > max) {
+        i += 1;
+        continue;
+      }
+      let depth = 0;
+      const shared = Math.min(valid, candidate.length, previous.length);
+      while (depth < shared && candidate.charCodeAt(depth) === previous.charCodeAt(depth)) depth += 1;
+      let dead = 0;
+      for (let d = depth + 1; d <= candidate.length; d++) {
+        const row = (rows[d] ??= new Int32Array(m + 1));
+        const above = rows[d - 1]!;
+        const c = candidate.charCodeAt(d - 1);
+        // Only cells within `max` of the diagonal can stay within `max` edits: the rest are "too far" (max + 1).
+        const lo = Math.max(1, d - max);
+        const hi = Math.min(m, d + max);
+        row[lo - 1] = lo === 1 ? d : max + 1;
+        if (hi < m) row[hi + 1] = max + 1;
+        let least = lo === 1 ? d : max + 1;
+        for (let j = lo; j <= hi; j++) {
+          const cost = c === word.charCodeAt(j - 1) ? 0 : 1;
+          let value = Math.min(above[j]! + 1, row[j - 1]! + 1, above[j - 1]! + cost);
+          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && candidate.charCodeAt(d - 2) === word.charCodeAt(j - 1)) {
+            value = Math.min(value, rows[d - 2]![j - 2]! + 1);
+          }
+          row[j] = value;
+          if (value < least) least = value;
+        }
+        if (least > max) {
+          dead = d;
+          break;
+        }
+      }
+      previous = candidate;
+      if (dead > 0) {
+        // No word that starts with these `dead` letters comes within `max` edits: skip them all.
+        valid = dead;
+        i = this.after(candidate.slice(0, dead), i);
+        continue;
+      }
+      valid = candidate.length;
+      const distance = rows[candidate.length]![m]!;
+      if (distance <= max && candidate !== word) {
+        const entry = into.get(candidate);
+        if (entry) entry.count += this.counts[i]!;
+        else into.set(candidate, { word: candidate, distance, count: this.counts[i]! });
+      }
+      i += 1;
+    }
+  }
+
+  /** The index of the first word after `from` that does not start with `prefix` (words are sorted). */
+  private after(prefix: string, from: number): number {
+    let lo = from + 1;
+    let hi = this.words.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.words[mid]!.startsWith(prefix)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** The words of every table of a space, by the table's id (`src`). */
+export class SpaceVocabulary {
+  constructor(private readonly tables: Map<string, TableWords>) {}
+
+  /** Words and stems held, over all tables (what the memory is proportional to). */
+  get terms(): number {
+    let n = 0;
+    for (const table of this.tables.values()) n += table.size;
+    return n;
+  }
+
+  private selected(srcs: string[] | null): TableWords[] {
+    if (srcs === null) return [...this.tables.values()];
+    return srcs.map((src) => this.tables.get(src)).filter((t): t is TableWords => t !== undefined);
+  }
+
+  /** Some selected table (null: any) holds a word that stems to `stemmed`, so the index would match it. */
+  hasStem(stemmed: string, srcs: string[] | null): boolean {
+    return this.selected(srcs).some((table) => table.hasStem(stemmed));
+  }
+
+  /** Words of the selected tables within `max` edits of `word`, closest first, then most frequent, then by spelling. */
+  near(word: string, max: number, srcs: string[] | null): NearWord[] {
+    const found = new Map<string, NearWord>();
+    for (const table of this.selected(srcs)) table.near(word, max, found);
+    return [...found.values()].sort((a, b) => a.distance - b.distance || b.count - a.count || (a.word < b.word ? -1 : 1));
+  }
+}
+
+/** Gathers a space's words from its rows' text; `terms` says how many distinct ones so far (to bound memory). */
+export class VocabularyBuilder {
+  private readonly tables = new Map<string, Map<string, number>>();
+  terms = 0;
+
+  constructor(private readonly maxTokenBytes: number) {}
+
+  add(src: string, text: string): void {
+    let counts = this.tables.get(src);
+    if (!counts) this.tables.set(src, (counts = new Map()));
+    for (const [raw] of text.matchAll(WORD)) {
+      const word = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
+      if (word === '' || (word.length * 3 > this.maxTokenBytes && Buffer.byteLength(word) > this.maxTokenBytes)) continue;
+      const seen = counts.get(word);
+      if (seen === undefined) this.terms += 1;
+      counts.set(word, (seen ?? 0) + 1);
+    }
+  }
+
+  finish(): SpaceVocabulary {
+    const tables = new Map<string, TableWords>();
+    for (const [src, counts] of this.tables) {
+      const stems = new Set<string>();
+      const words: string[] = [];
+      for (const word of counts.keys()) {
+        // The index drops stop words, so they never make a word present.
+        if (!isFoldedStopWord(word)) stems.add(stem(word));
+        if (word.length >= MIN_CANDIDATE) words.push(word);
+      }
+      words.sort();
+      tables.set(src, new TableWords(words, Uint32Array.from(words, (w) => counts.get(w)!), stems));
+    }
+    this.tables.clear();
+    return new SpaceVocabulary(tables);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * A space's words in memory (issue 36): the bounded edit-distance walk over sorted words finds exactly the words a
+ * comparison with every word finds, stems make a word present, and each table's words stay its own.
+ */
+import { describe, expect, it } from 'vitest';
+import { editDistance } from '../../../src/sql-search/vocabulary.js';
+import { levenshtein, VocabularyBuilder } from '../../../src/search-index/vocabulary.js';
+
+/** A small deterministic generator: the same words on every run. */
+function words(n: number, seed: number): string[] {
+  let state = seed;
+  const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const letters = 'aeiklnorst';
+  return Array.from({ length: n }, () => Array.from({ length: 3 + Math.floor(next() * 8) }, () => letters[Math.floor(next() * letters.length)]).join(''));
+}
+
+describe('SpaceVocabulary', () => {
+  it('when words near a misspelt one are asked for, then the walk finds exactly those within the edits, closest and most frequent first', () => {
+    const known = words(3000, 7);
+    const builder = new VocabularyBuilder(40);
+    builder.add('src_a', known.join(' '));
+    const vocabulary = builder.finish();
+    for (const typed of words(200, 11)) {
+      for (const max of [1, 2]) {
+        const expected = [...new Set(known)].filter((w) => w !== typed && editDistance(typed, w, max) <= max);
+        const found = vocabulary.near(typed, max, null);
+        expect(found.map((f) => f.word).sort(), `${typed} ${max}`).toEqual(expected.sort());
+        for (const f of found) expect(f.distance).toBe(editDistance(typed, f.word, max));
+        const order = found.map((f) => [f.distance, -f.count, f.word] as const);
+        expect(order).toEqual([...order].sort((a, b) => a[0] - b[0] || a[1] - b[1] || (a[2] < b[2] ? -1 : 1)));
+      }
+    }
+  });
+
+  it('when a swap of neighbours is compared, then it is one edit apart for words and two for the index\'s stems', () => {
+    const builder = new VocabularyBuilder(40);
+    builder.add('src_a', 'kettle');
+    expect(builder.finish().near('ketlte', 1, null)).toEqual([{ word: 'kettle', distance: 1, count: 1 }]);
+    expect(levenshtein('ketlt', 'kettl', 1)).toBe(2);
+    expect(levenshtein('kettel', 'kettle', 2)).toBe(2);
+  });
+
+  it('when tables are selected, then only their words and stems count; words are folded as the index folds them', () => {
+    const builder = new VocabularyBuilder(40);
+    builder.add('src_a', 'Kettles boil; Résumé');
+    builder.add('src_b', 'Orchids and kettles');
+    builder.add('src_b', 'kettles again');
+    const vocabulary = builder.finish();
+    expect(vocabulary.hasStem('kettl', ['src_a'])).toBe(true);
+    expect(vocabulary.hasStem('orchid', ['src_a'])).toBe(false);
+    expect(vocabulary.hasStem('orchid', null)).toBe(true);
+    expect(vocabulary.hasStem('resum', ['src_a'])).toBe(true);
+    expect(vocabulary.hasStem('and', null)).toBe(false);
+    expect(vocabulary.near('kettels', 1, null)).toEqual([{ word: 'kettles', distance: 1, count: 3 }]);
+    expect(vocabulary.near('kettels', 1, ['src_a'])).toEqual([{ word: 'kettles', distance: 1, count: 1 }]);
+  });
+});
