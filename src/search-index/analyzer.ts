@@ -27,7 +27,8 @@ export function queryStems(text: string): Set<string> {
 /** Stems of words seen in rows, kept: a snippet stems every word of its columns, and the same words recur. */
 const stemmed = new LRUCache<string, string>({ max: 50_000 });
 
-function stemOf(folded: string): string {
+/** The Porter2 stem of a folded word (kept: rows repeat their words). */
+export function stemOfFolded(folded: string): string {
   let found = stemmed.get(folded);
   if (found === undefined) stemmed.set(folded, (found = stem(folded)));
   return found;
@@ -35,7 +36,7 @@ function stemOf(folded: string): string {
 
 function matches(word: string, stems: Set<string>): boolean {
   const folded = fold(word);
-  return !isFoldedStopWord(folded) && stems.has(stemOf(folded));
+  return !isFoldedStopWord(folded) && stems.has(stemOfFolded(folded));
 }
 
 /**

@@ -19,11 +19,14 @@
  * (`totalIsEstimate`, `facetsAreEstimate`). Results carry the row's stored fields and a
  * snippet Quarry cuts from its text, marking the words that stem like the query's.
  */
-import { highlightByStems } from './analyzer.js';
+import { highlightByStems, queryStems } from './analyzer.js';
 import type { ColumnKind } from './filter-columns.js';
 import { convexFusion } from './fusion.js';
+import { HeadingScorer } from './heading.js';
 import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
 import { correctTypos, type Correction } from './typos.js';
+import type { SpaceVocabulary } from './vocabulary.js';
+import type { StageTimer } from '../lib/stage-timer.js';
 
 /** Matches counted exactly; a search whose matches reach it reports COUNT_CAP and `totalIsEstimate`. */
 export const COUNT_CAP = 1100;
@@ -84,6 +87,8 @@ export interface IndexSearchInput {
   weights?: Map<string, number>;
   sort?: Array<{ column: ColumnRef; descending: boolean }>;
   facets?: ColumnRef[];
+  /** Learns how long the engine's ranking queries took (stage `engine`). */
+  timer?: StageTimer;
 }
 
 export interface IndexSearchResult {
@@ -118,17 +123,25 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   };
   const semanticScope: SearchScope = { ...scope, srcs: input.sources.filter((s) => s.semanticReady).map((s) => s.src) };
 
+  // The space's words and headings in memory (null while they are gathered): typo checks and headings read them.
+  const vocabulary = input.mode === 'semantic' ? null : await space.vocabulary();
   // The text ranking, with typos corrected: the check runs beside the query as typed, which is the answer unless a
   // word turns out to be missing and is corrected (then the query runs again with the correction). The engine
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
-  const searchText = async (limit: number): Promise<IndexHit[]> => {
+  let searched: TextQuery = input.text;
+  const searchText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
+    const ranking = (query: TextQuery) => {
+      const ask = () => space.searchText(rankingQuery(query, vocabulary, withRows), scope, limit);
+      return input.timer ? input.timer.time('engine', ask) : ask();
+    };
     const [asTyped, corrected] = await Promise.all([
-      space.searchText({ ...input.text, headings: true, headingDepth: HEADING_DEPTH }, scope, limit),
-      input.typoTolerance ? correctTypos(space, input.text, scope) : null,
+      ranking(input.text),
+      input.typoTolerance ? correctTypos(space, input.text, scope, vocabulary) : null,
     ]);
     if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;
-    return (await space.searchText({ ...corrected.query, headings: true, headingDepth: HEADING_DEPTH }, scope, limit)).sort(byScore);
+    searched = corrected.query;
+    return (await ranking(corrected.query)).sort(byScore);
   };
 
   // Weights, sorting and facets work over the counted matches: they need them counted.
@@ -139,7 +152,8 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   let ranked: IndexHit[];
   if (input.mode === 'natural') {
     if (!counts) cap = Math.max(input.window, RANK_DEPTH);
-    counted = await searchText(cap + 1);
+    // Rows ranked for the page alone are few: they bring their stored fields with them (no second read of the page).
+    counted = await searchText(cap + 1, !counts);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];
@@ -182,7 +196,42 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   result.hits = ranked.slice(0, input.window);
   result.total = within.length;
   result.totalIsEstimate = counted.length > cap;
+  // More match than the page's rows: the total is estimated from how many rows hold each word, without reading them.
+  if (result.totalIsEstimate && !counts && input.mode === 'natural' && vocabulary) {
+    estimateTotal(result, vocabulary, searched, scope, input.sources);
+  }
   return result;
+}
+
+/** The ranking query: headings weighed from the space's statistics when they are in memory. */
+function rankingQuery(query: TextQuery, vocabulary: SpaceVocabulary | null, withRows: boolean): TextQuery {
+  const stems = vocabulary ? queryStems(query.words) : null;
+  return {
+    ...query,
+    headings: true,
+    headingDepth: HEADING_DEPTH,
+    withRows,
+    ...(vocabulary && stems ? { headingScorer: new HeadingScorer(stems, vocabulary.headingStatistics(stems)) } : {}),
+  };
+}
+
+/**
+ * The matches of an any-word query beyond the rows ranked, estimated per connection from the rows that hold each of
+ * its words (vocabulary.ts); never below the rows seen. Required and excluded words and filters select rows the
+ * word counts cannot tell apart: such a total stays the rows seen, a lower bound.
+ */
+function estimateTotal(result: IndexSearchResult, vocabulary: SpaceVocabulary, query: TextQuery, scope: SearchScope, sources: IndexedSource[]): void {
+  if (scope.where || (query.require?.length ?? 0) > 0 || (query.exclude?.length ?? 0) > 0) return;
+  const stems = queryStems(query.words);
+  let total = 0;
+  for (const connectionId of new Set(sources.map((s) => s.connectionId))) {
+    const srcs = sources.filter((s) => s.connectionId === connectionId).map((s) => s.src);
+    const seen = result.matchesByConnection.get(connectionId) ?? 0;
+    const estimated = Math.max(seen, Math.round(vocabulary.estimateRows(stems, srcs)));
+    if (estimated > 0) result.matchesByConnection.set(connectionId, estimated);
+    total += estimated;
+  }
+  result.total = Math.max(result.total, total);
 }
 
 /** A hit's value of a column: the first of its physical columns that has one (a table has at most one of them). */
@@ -246,10 +295,11 @@ export async function hitDetails(
   stems: Set<string>,
 ): Promise<Map<string, HitDetail>> {
   const details = new Map<string, HitDetail>();
-  const space = hits.length > 0 ? await store.space(spaceName) : null;
-  if (!space) return details;
+  const carried = hits.filter((h) => h.row).map((h) => ({ rid: h.rid, src: h.src, ...h.row! }));
+  const missing = hits.filter((h) => !h.row).map((h) => h.rid);
+  const space = missing.length > 0 ? await store.space(spaceName) : null;
   const sourceOf = new Map(sources.map((s) => [s.src, s]));
-  for (const row of await space.rows(hits.map((h) => h.rid))) {
+  for (const row of [...carried, ...(space ? await space.rows(missing) : [])]) {
     const source = sourceOf.get(row.src);
     if (!source) continue;
     const fields = JSON.parse(row.fields) as Record<string, unknown>;

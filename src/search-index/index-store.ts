@@ -20,6 +20,7 @@
 import { Mutex } from 'async-mutex';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
+import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 
@@ -67,6 +68,8 @@ export interface IndexHit {
   values?: Record<string, unknown>;
   /** The row's text, when the query asked for it (withText). */
   text?: string;
+  /** The row's primary key and stored fields (JSON), when the query asked for them (withRows). */
+  row?: { pk: string; fields: string };
 }
 
 /** A text query: words ranked by BM25 (any may match); `exclude` words keep a row out. */
@@ -85,6 +88,13 @@ export interface TextQuery {
   headings?: boolean;
   /** Best headings whose weight is added (at least the query's limit): a row whose heading ranks deeper gets none. */
   headingDepth?: number;
+  /**
+   * Weighs each ranked row's heading in Quarry from the space's statistics (heading.ts): one query, no second one
+   * over the headings. Absent (the statistics are being built), headings are ranked by a second query.
+   */
+  headingScorer?: HeadingScorer;
+  /** Bring back each hit's primary key and stored fields (the rows of the page, read by the ranking query itself). */
+  withRows?: boolean;
 }
 
 /** Which rows a search reads: these tables (null: every table of the space), this compiled filter, these columns. */
@@ -103,17 +113,29 @@ function scopeFilter(scope: SearchScope): string | null {
  * The hits of a result read column by column (an Arrow table's columns, not a proxy object per row: a search
  * counts up to COUNT_CAP matches, and per-row proxies were most of the time spent reading them).
  */
-function hits(table: ArrowTable, score: (raw: number) => number, scoreColumn: string, columns: string[] | undefined, withText: boolean | undefined): IndexHit[] {
+function hits(
+  table: ArrowTable,
+  score: (raw: number) => number,
+  scoreColumn: string,
+  columns: string[] | undefined,
+  withText: boolean | undefined,
+  heading?: HeadingScorer,
+): IndexHit[] {
   const read = (name: string) => table.getChild(name)?.toArray() as ArrayLike<unknown> | undefined;
-  const rid = [...(table.getChild('rid') ?? [])] as string[];
-  const src = [...(table.getChild('src') ?? [])] as string[];
+  const strings = (name: string) => (table.getChild(name) ? ([...table.getChild(name)!] as Array<string | null>) : null);
+  const rid = (strings('rid') ?? []) as string[];
+  const src = (strings('src') ?? []) as string[];
   const scores = read(scoreColumn)!;
   const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
-  const text = withText ? ([...(table.getChild('text') ?? [])] as string[]) : null;
+  const text = withText ? strings('text') : null;
+  const head = heading ? strings('head') : null;
+  const [pk, fields] = [strings('pk'), strings('fields')];
   return rid.map((id, i) => {
     const found: IndexHit = { rid: id, src: src[i]!, score: score(Number(scores[i])) };
+    if (head) found.score += HEADING_BOOST * heading!.score(head[i]);
     if (values.length > 0) found.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
     if (text) found.text = text[i] ?? '';
+    if (pk && fields) found.row = { pk: pk[i] ?? '{}', fields: fields[i] ?? '{}' };
     return found;
   });
 }
@@ -299,17 +321,29 @@ export class IndexSpace {
    * The space's words as of the version a search reads now, or null while none is ready (one is then being built in
    * the background, unless the space holds more words than the limit).
    */
-  async vocabulary(): Promise<SpaceVocabulary | null> {
+  async vocabulary(options: { now?: boolean } = {}): Promise<SpaceVocabulary | null> {
     if (this.budget.maxTerms <= 0) return null;
     const version = await this.table.version();
     const state = this.words;
     state.usedAt = Date.now();
     if (state.ready?.version === version) return state.ready.vocabulary;
     state.ready = null; // of an older version: of no use any more
-    if (!state.building && state.tooLarge !== version && Date.now() >= state.nextBuildAt) {
+    if (!state.building && state.tooLarge !== version && (options.now === true || Date.now() >= state.nextBuildAt)) {
       state.building = this.buildVocabulary(state).catch(() => undefined).finally(() => (state.building = null));
     }
     return null;
+  }
+
+  /**
+   * Builds the vocabulary of the space as it is now (a sync wrote its last rows: the searches after it should find
+   * their words ready rather than start reading them). Resolves when it is built or cannot be (never rejects).
+   */
+  async prepareVocabulary(): Promise<void> {
+    // A build a search started during the sync reads an older version: the second turn builds the current one.
+    for (let turn = 0; turn < 2; turn++) {
+      if (await this.vocabulary({ now: true }).catch(() => null)) return;
+      await this.words.building;
+    }
   }
 
   /** Resolves when the vocabulary being built (if any) is done. */
@@ -323,12 +357,14 @@ export class IndexSpace {
       const version = await this.table.version();
       const builder = new VocabularyBuilder(MAX_TOKEN_BYTES);
       let chars = 0;
-      for await (const batch of this.table.query().select(['src', 'text'])) {
+      const headed = await this.hasHeading();
+      for await (const batch of this.table.query().select(headed ? ['src', 'text', 'head'] : ['src', 'text'])) {
         const srcs = [...(batch.getChild('src') ?? [])] as string[];
         const texts = [...(batch.getChild('text') ?? [])] as Array<string | null>;
+        const heads = headed ? ([...(batch.getChild('head') ?? [])] as Array<string | null>) : [];
         for (let i = 0; i < srcs.length; i++) {
           const text = texts[i] ?? '';
-          builder.add(srcs[i]!, text);
+          builder.add(srcs[i]!, text, heads[i]);
           chars += text.length;
           // Reading a large space takes a while: searches go on between slices of it.
           if (chars >= VOCABULARY_YIELD_CHARS) {
@@ -342,8 +378,9 @@ export class IndexSpace {
         }
       }
       // Rows written while it was read may or may not be in it: only a vocabulary of one version is exact.
+      const vocabulary = await builder.finish();
       if ((await this.table.version()) !== version) return;
-      state.ready = { version, vocabulary: builder.finish() };
+      state.ready = { version, vocabulary };
       this.budget.fit(state);
     } finally {
       state.nextBuildAt = Date.now() + 4 * (Date.now() - started);
@@ -513,12 +550,19 @@ export class IndexSpace {
       if (where) query = query.where(where);
       return query.select(columns).limit(rows).toArrow();
     };
-    // The heading's words are ranked by a second query beside the first and added to the text's scores here: one
-    // boolean query with a "should" clause on the heading ranks the same rows alike but took several times as long
-    // (docs/benchmarks.md). A heading outside the best `limit` headings adds nothing, which only touches rows far
-    // down a page that deep.
+    const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
+    // One query: each ranked row's heading comes back with it and is weighed here (heading.ts).
+    if (headings && query.headingScorer) {
+      const scorer = query.headingScorer.matters ? query.headingScorer : undefined;
+      const found = hits(await run(fts, scorer ? [...columns, 'head'] : columns), (raw) => raw, '_score', scope.columns, query.withText, scorer);
+      return scorer ? found.sort((a, b) => b.score - a.score) : found;
+    }
+    // Without the statistics (being gathered), the heading's words are ranked by a second query beside the first
+    // and added to the text's scores here: one boolean query with a "should" clause on the heading ranks the same
+    // rows alike but took several times as long (docs/benchmarks.md). A heading outside the best `limit` headings
+    // adds nothing, which only touches rows far down a page that deep.
     const [table, headTable] = await Promise.all([
-      run(fts, ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : [])]),
+      run(fts, columns),
       headings ? run(new lancedb.MatchQuery(query.words, 'head', { operator: lancedb.Operator.Or }), ['rid', '_score'], Math.max(limit, query.headingDepth ?? limit)) : null,
     ]);
     const found = hits(table, (raw) => raw, '_score', scope.columns, query.withText);

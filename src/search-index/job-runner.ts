@@ -181,6 +181,9 @@ export class IndexJobRunner {
             // The table is recorded as synced before its job says done: whoever sees the job done finds the table
             // searchable (by meaning too, after a semantic sync).
             finish: async (id, status, changes, next) => {
+              // Searches read the space's words and headings from memory: gathered before the table says synced,
+              // so the first search after it costs what every other does.
+              await space.prepareVocabulary();
               await this.markSynced(indexed, job, table, { rows: await space.countRows(indexed.id), truncated: changes.truncated ?? false });
               return this.deps.jobs.finish(id, status, changes, next);
             },

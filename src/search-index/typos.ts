@@ -51,11 +51,17 @@ const correctable = (word: string) =>
  * costs a lookup (see above); without it, words are checked in parallel, one cheap lookup each (the best row that
  * has the word), and only missing ones cost a fuzzy lookup.
  */
-export async function correctTypos(space: IndexSpace, query: TextQuery, scope: SearchScope): Promise<{ query: TextQuery; corrections: Correction[] }> {
+export async function correctTypos(
+  space: IndexSpace,
+  query: TextQuery,
+  scope: SearchScope,
+  /** The space's vocabulary if the caller read it already (null: not in memory now). */
+  known?: SpaceVocabulary | null,
+): Promise<{ query: TextQuery; corrections: Correction[] }> {
   const typed = [...new Set((query.words.match(WORD) ?? []).map(fold))].filter(correctable);
   if (typed.length === 0) return { query, corrections: [] };
   const bare: SearchScope = { srcs: scope.srcs, where: scope.where };
-  const vocabulary = await space.vocabulary();
+  const vocabulary = known === undefined ? await space.vocabulary() : known;
   const corrections = vocabulary ? await fromVocabulary(space, vocabulary, typed, bare) : await byLookups(space, typed, bare);
   if (corrections.length === 0) return { query, corrections: [] };
 

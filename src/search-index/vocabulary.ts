@@ -51,21 +51,34 @@ export function levenshtein(a: string, b: string, max: number): number {
   return previous[b.length]!;
 }
 
+/** How often the words of one stem occur in a table's rows: in how many rows (at most the table's rows). */
+export interface TableStats {
+  /** Rows read. */
+  rows: number;
+  /** Rows holding a word of each stem (estimated when several words share it, see finish()). */
+  stemRows: Map<string, number>;
+  /**
+   * The rows' headings as the index's BM25 counts them (measured against its scores): every row that has a heading
+   * column (an empty heading too), their words in all (stop words left out), and each stem's occurrences.
+   */
+  heading: { rows: number; words: number; occurrences: Map<string, number> };
+}
+
 /** One indexed table's words. */
 export class TableWords {
   constructor(
     /** Sorted (code unit order), each at least MIN_CANDIDATE long: the words a correction may be. */
     private readonly words: string[],
     private readonly counts: Uint32Array,
-    private readonly stems: Set<string>,
+    readonly stats: TableStats,
   ) {}
 
   get size(): number {
-    return this.words.length + this.stems.size;
+    return this.words.length + this.stats.stemRows.size + this.stats.heading.occurrences.size;
   }
 
   hasStem(stemmed: string): boolean {
-    return this.stems.has(stemmed);
+    return this.stats.stemRows.has(stemmed);
   }
 
   /** Adds to `into` every word within `max` edits of `word` (itself left out), summing counts across tables. */
@@ -167,39 +180,142 @@ export class SpaceVocabulary {
     for (const table of this.selected(srcs)) table.near(word, max, found);
     return [...found.values()].sort((a, b) => a.distance - b.distance || b.count - a.count || (a.word < b.word ? -1 : 1));
   }
+
+  /**
+   * Rows of the selected tables expected to hold any of these stems, were each stem in rows independently of the
+   * others: per table, rows x (1 - the product over the stems of the share of rows without it). Exact for one stem;
+   * words that come together (a phrase's words) make it an overestimate, never more than the table's rows.
+   */
+  estimateRows(stems: Iterable<string>, srcs: string[] | null): number {
+    const list = [...stems];
+    let sum = 0;
+    for (const { stats } of this.selected(srcs)) {
+      if (stats.rows === 0) continue;
+      let none = 1;
+      for (const stemmed of list) none *= 1 - (stats.stemRows.get(stemmed) ?? 0) / stats.rows;
+      sum += stats.rows * (1 - none);
+    }
+    return sum;
+  }
+
+  /**
+   * The statistics of the space's headings, every table together (as the index's own statistics are the space's):
+   * rows with a heading, their average length in words, and rows per stem among these stems.
+   */
+  headingStatistics(stems: Iterable<string>): HeadingStatistics {
+    let rows = 0;
+    let words = 0;
+    const occurrences = new Map<string, number>();
+    const list = [...stems];
+    for (const { stats } of this.tables.values()) {
+      rows += stats.heading.rows;
+      words += stats.heading.words;
+      for (const stemmed of list) occurrences.set(stemmed, (occurrences.get(stemmed) ?? 0) + (stats.heading.occurrences.get(stemmed) ?? 0));
+    }
+    return { rows, averageWords: rows > 0 ? words / rows : 0, occurrences };
+  }
+}
+
+/**
+ * What BM25 needs to weigh a heading's words, as the index counts them: rows (an empty heading too), their average
+ * length in words, and each query stem's occurrences in all headings (the index's idf counts occurrences, not rows).
+ */
+export interface HeadingStatistics {
+  rows: number;
+  averageWords: number;
+  occurrences: Map<string, number>;
+}
+
+/** Rows handed to the builder between two yields to other work while the vocabulary is finished. */
+const FINISH_SLICE = 2000;
+
+interface Gathered {
+  rows: number;
+  /** Occurrences of each word. */
+  counts: Map<string, number>;
+  /** Rows holding each word (a row counts once: `lastRow` says which row counted last). */
+  wordRows: Map<string, number>;
+  lastRow: Map<string, number>;
+  heading: { rows: number; words: number; occurrences: Map<string, number> };
 }
 
 /** Gathers a space's words from its rows' text; `terms` says how many distinct ones so far (to bound memory). */
 export class VocabularyBuilder {
-  private readonly tables = new Map<string, Map<string, number>>();
+  private readonly tables = new Map<string, Gathered>();
   terms = 0;
 
   constructor(private readonly maxTokenBytes: number) {}
 
-  add(src: string, text: string): void {
-    let counts = this.tables.get(src);
-    if (!counts) this.tables.set(src, (counts = new Map()));
+  private fold(raw: string): string | null {
+    const word = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
+    if (word === '' || (word.length * 3 > this.maxTokenBytes && Buffer.byteLength(word) > this.maxTokenBytes)) return null;
+    return word;
+  }
+
+  /** One row: its text, and its heading when its table has one. */
+  add(src: string, text: string, heading?: string | null): void {
+    let table = this.tables.get(src);
+    if (!table) {
+      table = { rows: 0, counts: new Map(), wordRows: new Map(), lastRow: new Map(), heading: { rows: 0, words: 0, occurrences: new Map() } };
+      this.tables.set(src, table);
+    }
+    const row = (table.rows += 1);
     for (const [raw] of text.matchAll(WORD)) {
-      const word = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
-      if (word === '' || (word.length * 3 > this.maxTokenBytes && Buffer.byteLength(word) > this.maxTokenBytes)) continue;
-      const seen = counts.get(word);
+      const word = this.fold(raw);
+      if (word === null) continue;
+      const seen = table.counts.get(word);
       if (seen === undefined) this.terms += 1;
-      counts.set(word, (seen ?? 0) + 1);
+      table.counts.set(word, (seen ?? 0) + 1);
+      if (table.lastRow.get(word) !== row) {
+        table.lastRow.set(word, row);
+        table.wordRows.set(word, (table.wordRows.get(word) ?? 0) + 1);
+      }
+    }
+    // An empty heading is a row of the heading's index all the same (of no words): it counts in the statistics.
+    if (heading === null || heading === undefined) return;
+    table.heading.rows += 1;
+    for (const [raw] of heading.matchAll(WORD)) {
+      const word = this.fold(raw);
+      if (word === null || isFoldedStopWord(word)) continue;
+      table.heading.words += 1;
+      table.heading.occurrences.set(word, (table.heading.occurrences.get(word) ?? 0) + 1);
     }
   }
 
-  finish(): SpaceVocabulary {
+  /** The vocabulary; stemming every word takes a while, so other work runs between slices of it. */
+  async finish(): Promise<SpaceVocabulary> {
     const tables = new Map<string, TableWords>();
-    for (const [src, counts] of this.tables) {
-      const stems = new Set<string>();
+    const stems = new Map<string, string>();
+    let done = 0;
+    const stemOf = async (word: string): Promise<string> => {
+      let found = stems.get(word);
+      if (found === undefined) {
+        stems.set(word, (found = stem(word)));
+        if ((done += 1) % FINISH_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      return found;
+    };
+    for (const [src, gathered] of this.tables) {
+      const stats: TableStats = { rows: gathered.rows, stemRows: new Map(), heading: { rows: gathered.heading.rows, words: gathered.heading.words, occurrences: new Map() } };
       const words: string[] = [];
-      for (const word of counts.keys()) {
+      // A stem's rows from its words' rows ("kettle", "kettles"), as if they came in rows independently: the share of
+      // rows holding none of them is the product of the shares without each.
+      const without = new Map<string, number>();
+      for (const [word, rows] of gathered.wordRows) {
         // The index drops stop words, so they never make a word present.
-        if (!isFoldedStopWord(word)) stems.add(stem(word));
+        if (!isFoldedStopWord(word)) {
+          const stemmed = await stemOf(word);
+          without.set(stemmed, (without.get(stemmed) ?? 1) * (1 - rows / gathered.rows));
+        }
         if (word.length >= MIN_CANDIDATE) words.push(word);
       }
+      for (const [stemmed, share] of without) stats.stemRows.set(stemmed, gathered.rows * (1 - share));
+      for (const [word, n] of gathered.heading.occurrences) {
+        const stemmed = await stemOf(word);
+        stats.heading.occurrences.set(stemmed, (stats.heading.occurrences.get(stemmed) ?? 0) + n);
+      }
       words.sort();
-      tables.set(src, new TableWords(words, Uint32Array.from(words, (w) => counts.get(w)!), stems));
+      tables.set(src, new TableWords(words, Uint32Array.from(words, (w) => gathered.counts.get(w)!), stats));
     }
     this.tables.clear();
     return new SpaceVocabulary(tables);

@@ -39,12 +39,21 @@ afterAll(async () => {
 });
 
 describe('totals from the index', () => {
-  it('when more rows match than a page ranks and no exact total is asked, then the total is the rows counted, flagged as a lower bound', async () => {
+  it('when more rows match than a page ranks and no exact total is asked, then the total is estimated from the rows holding the word, and says so', async () => {
     const res = await search({ query: 'widget', limit: 10 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ total: 100, totalIsEstimate: true, hasMore: true });
+    // Every row holds "widget": the estimate is the table's rows, though the index ranked only 101 of them.
+    expect(res.body.data).toMatchObject({ total: ROWS, totalIsEstimate: true, hasMore: true });
     expect(res.body.data.results).toHaveLength(10);
-    expect(res.body.data.databases[0]).toMatchObject({ matches: 100 });
+    expect(res.body.data.databases[0]).toMatchObject({ matches: ROWS });
+  });
+
+  it('when a filter narrows the matches, then the total beyond the page is the rows ranked, a lower bound', async () => {
+    const res = await search({ query: 'widget', limit: 10, filter: { column: 'colour', op: 'eq', value: 'blue' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ total: 75, totalIsEstimate: false });
+    const few = await search({ query: 'widget number', limit: 10, filter: { column: 'colour', op: 'ne', value: 'green' } });
+    expect(few.body.data).toMatchObject({ total: 100, totalIsEstimate: true });
   });
 
   it('when an exact total is asked, then every match is counted and the total is exact', async () => {

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { IndexHit, IndexSpace, IndexStore, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
 import { COUNT_CAP, HEADING_DEPTH, hitDetails, HYBRID_DEPTH, MIN_SIMILARITY, RANK_DEPTH, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
 import { queryStems } from '../../../src/search-index/analyzer.js';
+import { HeadingScorer } from '../../../src/search-index/heading.js';
+import { VocabularyBuilder, type SpaceVocabulary } from '../../../src/search-index/vocabulary.js';
 
 const sources: IndexedSource[] = [
   { src: 'itb_a', connectionId: 'db_1', tableName: 'docs', keyColumns: ['id'], textColumns: ['title', 'body'], semanticReady: true },
@@ -14,7 +16,7 @@ const sources: IndexedSource[] = [
 const hits = (n: number, src = 'itb_a', prefix = 'r') => Array.from({ length: n }, (_, i): IndexHit => ({ rid: `${prefix}${i}`, src, score: n - i }));
 
 /** A space that answers with fixed rankings and records what it was asked. */
-function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = []) {
+function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = [], vocabulary: SpaceVocabulary | null = null) {
   const calls: Array<{ kind: string; srcs: string[]; limit: number; minSimilarity?: number; query?: TextQuery }> = [];
   const space = {
     searchText: async (query: TextQuery, scope: SearchScope, limit: number) => {
@@ -28,6 +30,7 @@ function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: st
       return vector.filter((h) => srcs.includes(h.src)).slice(0, limit);
     },
     rows: async (rids: string[]) => stored.filter((row) => rids.includes(row.rid)),
+    vocabulary: async () => vocabulary,
   } as unknown as IndexSpace;
   let opened = 0;
   const store: Pick<IndexStore, 'space'> = { space: async () => { opened += 1; return space; } };
@@ -51,7 +54,7 @@ describe('searchIndex', () => {
   it('when a natural search runs, then every selected table is ranked by text and the page is cut to the window', async () => {
     const { store, calls } = fakeStore([...hits(3), ...hits(2, 'itb_b', 'n')].sort((a, b) => b.score - a.score), []);
     const result = await searchIndex(store, input({ window: 4, text: { words: 'kettle', exclude: ['tea'] } }));
-    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: RANK_DEPTH + 1, query: { words: 'kettle', exclude: ['tea'], headings: true, headingDepth: HEADING_DEPTH } }]);
+    expect(calls).toEqual([{ kind: 'text', srcs: ['itb_a', 'itb_b'], limit: RANK_DEPTH + 1, query: { words: 'kettle', exclude: ['tea'], headings: true, headingDepth: HEADING_DEPTH, withRows: true } }]);
     expect(result.hits).toHaveLength(4);
     expect(result).toMatchObject({ total: 5, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 3], ['db_2', 2]]));
@@ -78,6 +81,24 @@ describe('searchIndex', () => {
     expect(deep.calls.map((c) => c.limit)).toEqual([301]);
     const few = await searchIndex(fakeStore(hits(RANK_DEPTH), []).store, input({ window: 10 }));
     expect(few).toMatchObject({ total: RANK_DEPTH, totalIsEstimate: false });
+  });
+
+  it('when the space\'s words are in memory, then one query ranks with the headings weighed from them, brings the page\'s rows, and the total beyond the page is estimated from the rows holding each word', async () => {
+    const builder = new VocabularyBuilder(40);
+    for (let i = 0; i < 300; i++) builder.add('itb_a', `kettle number ${i}`, 'Kettle');
+    for (let i = 0; i < 50; i++) builder.add('itb_b', `kettles and teapots ${i}`);
+    for (let i = 0; i < 25; i++) builder.add('itb_b', `teapot ${i}`);
+    const many = fakeStore(hits(COUNT_CAP + 50), [], [], await builder.finish());
+    const result = await searchIndex(many.store, input({ window: 10 }));
+    expect(many.calls).toHaveLength(1);
+    expect(many.calls[0]!.query).toMatchObject({ words: 'kettle', headings: true, withRows: true });
+    expect(many.calls[0]!.query!.headingScorer).toBeInstanceOf(HeadingScorer);
+    // db_1 holds "kettle" in 300 rows (100 were ranked), db_2 in 50 (none ranked): an estimate, flagged.
+    expect(result).toMatchObject({ total: 350, totalIsEstimate: true });
+    expect(result.matchesByConnection).toEqual(new Map([['db_1', 300], ['db_2', 50]]));
+    // A filter selects rows the word counts cannot tell apart: the total stays the rows seen.
+    const filtered = fakeStore(hits(COUNT_CAP + 50), [], [], await builder.finish());
+    expect(await searchIndex(filtered.store, input({ window: 10, where: 'f_price > 1' }))).toMatchObject({ total: RANK_DEPTH, totalIsEstimate: true });
   });
 
   it('when a search sorts, counts facets or weighs databases, then it works over matches counted up to the cap, as with an exact total', async () => {
@@ -124,6 +145,14 @@ describe('searchIndex', () => {
 });
 
 describe('hitDetails', () => {
+  it('when the ranking query brought the page\'s rows, then they are detailed without reading the index again', async () => {
+    const fake = fakeStore([], [], []);
+    const carried: IndexHit = { rid: 'r0', src: 'itb_a', score: 1, row: { pk: '{"id":7}', fields: JSON.stringify({ id: 7, title: 'Kettles', body: 'Boil' }) } };
+    const details = await hitDetails(fake.store, 'space_usr_1_test', [carried], sources, queryStems('kettle'));
+    expect(details.get('r0')).toMatchObject({ primaryKey: { id: 7 }, snippet: '<mark>Kettles</mark>', matchedColumns: ['title'] });
+    expect(fake.opened()).toBe(0);
+  });
+
   it('when a page is detailed, then each row has its stored key and fields and a snippet marking the query\'s stems; rows of unselected tables are left out', async () => {
     const stored = [
       { rid: 'r0', src: 'itb_a', pk: '{"id":7}', fields: JSON.stringify({ id: 7, title: 'Kettles', body: 'Boil water <fast>' }) },

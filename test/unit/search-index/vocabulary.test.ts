@@ -15,11 +15,11 @@ function words(n: number, seed: number): string[] {
 }
 
 describe('SpaceVocabulary', () => {
-  it('when words near a misspelt one are asked for, then the walk finds exactly those within the edits, closest and most frequent first', () => {
+  it('when words near a misspelt one are asked for, then the walk finds exactly those within the edits, closest and most frequent first', async () => {
     const known = words(3000, 7);
     const builder = new VocabularyBuilder(40);
     builder.add('src_a', known.join(' '));
-    const vocabulary = builder.finish();
+    const vocabulary = await builder.finish();
     for (const typed of words(200, 11)) {
       for (const max of [1, 2]) {
         const expected = [...new Set(known)].filter((w) => w !== typed && editDistance(typed, w, max) <= max);
@@ -32,20 +32,20 @@ describe('SpaceVocabulary', () => {
     }
   });
 
-  it('when a swap of neighbours is compared, then it is one edit apart for words and two for the index\'s stems', () => {
+  it('when a swap of neighbours is compared, then it is one edit apart for words and two for the index\'s stems', async () => {
     const builder = new VocabularyBuilder(40);
     builder.add('src_a', 'kettle');
-    expect(builder.finish().near('ketlte', 1, null)).toEqual([{ word: 'kettle', distance: 1, count: 1 }]);
+    expect((await builder.finish()).near('ketlte', 1, null)).toEqual([{ word: 'kettle', distance: 1, count: 1 }]);
     expect(levenshtein('ketlt', 'kettl', 1)).toBe(2);
     expect(levenshtein('kettel', 'kettle', 2)).toBe(2);
   });
 
-  it('when tables are selected, then only their words and stems count; words are folded as the index folds them', () => {
+  it('when tables are selected, then only their words and stems count; words are folded as the index folds them', async () => {
     const builder = new VocabularyBuilder(40);
     builder.add('src_a', 'Kettles boil; Résumé');
     builder.add('src_b', 'Orchids and kettles');
     builder.add('src_b', 'kettles again');
-    const vocabulary = builder.finish();
+    const vocabulary = await builder.finish();
     expect(vocabulary.hasStem('kettl', ['src_a'])).toBe(true);
     expect(vocabulary.hasStem('orchid', ['src_a'])).toBe(false);
     expect(vocabulary.hasStem('orchid', null)).toBe(true);
@@ -53,5 +53,19 @@ describe('SpaceVocabulary', () => {
     expect(vocabulary.hasStem('and', null)).toBe(false);
     expect(vocabulary.near('kettels', 1, null)).toEqual([{ word: 'kettles', distance: 1, count: 3 }]);
     expect(vocabulary.near('kettels', 1, ['src_a'])).toEqual([{ word: 'kettles', distance: 1, count: 1 }]);
+  });
+
+  it('when rows are gathered, then each stem\'s rows estimate the matches of a query and the headings are counted as the index counts them', async () => {
+    const builder = new VocabularyBuilder(40);
+    for (let i = 0; i < 100; i++) builder.add('src_a', `${i % 2 === 0 ? 'kettle kettle' : 'teapot'} ${i % 4 === 0 ? 'boiling' : ''} ${i % 5 === 0 ? 'teapots' : ''}`, i % 10 === 0 ? '' : 'The Kettle kettle');
+    const vocabulary = await builder.finish();
+    // "kettle" in 50 of 100 rows (twice in each: a row counts once), "boil" in 25 of them: any of the two, 50 + 25 - 12.5.
+    expect(vocabulary.estimateRows(['kettl'], null)).toBe(50);
+    expect(vocabulary.estimateRows(['kettl', 'boil'], null)).toBeCloseTo(62.5);
+    expect(vocabulary.estimateRows(['kettl'], ['src_other'])).toBe(0);
+    // "teapot" in 50 rows, "teapots" in 20 (10 of them with "teapot"): the stem's rows as if independent, 50 + 20 - 10.
+    expect(vocabulary.estimateRows(['teapot'], null)).toBeCloseTo(60);
+    // 100 rows have a heading column (10 of them empty), 90 x 2 words without "the", the stem twice in each.
+    expect(vocabulary.headingStatistics(['kettl', 'teapot'])).toEqual({ rows: 100, averageWords: 1.8, occurrences: new Map([['kettl', 180], ['teapot', 0]]) });
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * A row's heading weighed in Quarry (issue 36), so that a search asks the index one ranking query instead of two.
+ *
+ * The heading (a table's first text column, when it has several) adds HEADING_BOOST times its BM25 score to the
+ * text's. The index ranked headings with a second full-text query beside the text's, over many more rows than the
+ * page, since any text row may have a heading that matches. The text query already reads the rows it ranks: it
+ * brings back their headings too, and each is scored here with the space's heading statistics, which the
+ * vocabulary keeps in memory (vocabulary.ts). The score is BM25 as the index computes it (k1 1.2, b 0.75, Lucene's
+ * idf; words folded, stop words left out, Porter2 stems; statistics counted as the index counts them, see
+ * HeadingStatistics), so a page ranks as it did with the second query (test/integration/search-index-headings.test.ts
+ * compares them), and exactly for every row read instead of only for those among the best headings.
+ */
+import { stemOfFolded } from './analyzer.js';
+import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+import type { HeadingStatistics } from './vocabulary.js';
+
+const K1 = 1.2;
+const B = 0.75;
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Scores headings for one query: built once per search from the query's stems and the space's statistics. */
+export class HeadingScorer {
+  /** Each query stem's idf (stems no heading holds are left out: they add nothing). */
+  private readonly idf = new Map<string, number>();
+
+  constructor(stems: Iterable<string>, private readonly statistics: HeadingStatistics) {
+    for (const stemmed of stems) {
+      const n = statistics.occurrences.get(stemmed) ?? 0;
+      if (n > 0) this.idf.set(stemmed, Math.log(1 + (statistics.rows - n + 0.5) / (n + 0.5)));
+    }
+  }
+
+  /** Whether any heading can add to a score (no query stem is in any heading: the text's scores stand). */
+  get matters(): boolean {
+    return this.idf.size > 0;
+  }
+
+  /** The heading's BM25 score for the query (0 when it holds none of its stems). */
+  score(heading: string | null | undefined): number {
+    if (!heading || this.idf.size === 0) return 0;
+    const frequency = new Map<string, number>();
+    let length = 0;
+    for (const [raw] of heading.matchAll(WORD)) {
+      const folded = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
+      if (folded === '' || isFoldedStopWord(folded)) continue;
+      length += 1;
+      const stemmed = stemOfFolded(folded);
+      if (this.idf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
+    }
+    let score = 0;
+    const norm = K1 * (1 - B + B * (length / (this.statistics.averageWords || 1)));
+    for (const [stemmed, tf] of frequency) score += this.idf.get(stemmed)! * ((tf * (K1 + 1)) / (tf + norm));
+    return score;
+  }
+}
