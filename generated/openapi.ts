@@ -2203,7 +2203,7 @@ export interface components {
             /** @description Filterable columns to count values of over the matches (not just the page): `facets` in the answer, the 10 most frequent values each. */
             facets?: string[];
             /**
-             * @description Count the matches of the index up to 1,100 (`total` is exact below that). Without it, a natural search costs what ranking its page costs: the index counts only the rows it ranks for the page (offset + limit, at least 100, and the next), and when more match `total` is that count, a lower bound flagged by `totalIsEstimate`, as Meilisearch's `estimatedTotalHits` and Elasticsearch's `track_total_hits`. `sort`, `facets` and `databaseWeights` work over the counted matches, so a search that uses them counts as with `exactTotal`, and so does hybrid mode (its fusion reads the deeper text matches).
+             * @description Count the matches of the index up to 1,100 (`total` is exact below that). Without it, a natural search costs what ranking its page costs: the index ranks only the rows of the page (offset + limit, at least 100, and the next), and when more match `total` is estimated, flagged by `totalIsEstimate` (as Meilisearch's `estimatedTotalHits`): from how many rows of each database hold each query word, never below the rows ranked; a search with a filter, a quoted phrase or an exclusion reports the rows ranked, a lower bound. `sort`, `facets` and `databaseWeights` work over the counted matches, so a search that uses them counts as with `exactTotal`, and so does hybrid mode (its fusion reads the deeper text matches).
              * @default false
              */
             exactTotal?: boolean;
@@ -2305,7 +2305,7 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "timeout" | "error";
             tookMs: number;
-            /** @description Matching rows in this database among those counted (the index counts the rows it ranks for the page, or up to 1,100 with `exactTotal`; see `totalIsEstimate`). */
+            /** @description Matching rows in this database: counted, or estimated as `total` is (see `totalIsEstimate`). */
             matches: number;
             error: components["schemas"]["NullableSafeError"];
             /**
@@ -2336,7 +2336,7 @@ export interface components {
                 results: components["schemas"]["SearchResult"][];
                 /** @description Matching rows over all databases that answered. */
                 total: number;
-                /** @description `total` is a lower bound: more match than were counted. The index counts the rows it ranks for the page unless `exactTotal` (then at most 1,100 matches), and a live table may count only part of its rows. */
+                /** @description `total` is not an exact count. Without `exactTotal`, when more rows match than the index ranks for the page, `total` is estimated from how many rows hold each query word (any word may match), or is the rows ranked (a lower bound) when a filter, quoted phrase or exclusion narrows the matches. With `exactTotal`, matches are counted up to 1,100 and `total` is that lower bound beyond it. A live table may count only part of its rows. */
                 totalIsEstimate: boolean;
                 /** @description The order is approximate: live tables took part and were merged with the index's ranking by rank fusion (scores of different engines are not comparable), or a live table ranked only its first matches. False when the index answered everything: one BM25 ranking across all databases. */
                 approximate: boolean;
@@ -5302,6 +5302,17 @@ export interface operations {
             /** @description One page of merged results. */
             200: {
                 headers: {
+                    /**
+                     * @description Where the search's time went, in milliseconds (W3C Server Timing): `plan` (choosing the connections and
+                     *     tables, embedding the query), `rank` (the index and the live databases ranking, typo checks and any
+                     *     relaxation included), `engine` (the part of `rank` the index's ranking queries took), `details` (the
+                     *     page's fields and snippets), `total` (the search from its start to its answer; the rest of the
+                     *     request's time is HTTP, authentication and validation). `cache` instead of `rank` and `details` when
+                     *     the page came from the result cache. A client reads it for its own monitoring; browsers show it in
+                     *     their developer tools.
+                     * @example plan;dur=0.6, rank;dur=5.2, engine;dur=3.9, details;dur=0.4, total;dur=6.4
+                     */
+                    "Server-Timing": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

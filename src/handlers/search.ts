@@ -1,10 +1,13 @@
 /** Search tag. */
 import type { Context } from 'openapi-backend';
 import { keyOf } from '../api/callers.js';
+import { StageTimer } from '../lib/stage-timer.js';
 import { reply, type BodyOf, type HandlerEnv, type QueryOf, type Reply } from '../api/types.js';
 
 export async function searchDatabases(c: Context, { services }: HandlerEnv): Promise<Reply> {
-  return reply('searchDatabases', 200, await services.search.search(keyOf(c), c.request.requestBody as BodyOf<'searchDatabases'>));
+  const timer = new StageTimer();
+  const data = await services.search.search(keyOf(c), c.request.requestBody as BodyOf<'searchDatabases'>, timer);
+  return { ...reply('searchDatabases', 200, data), headers: { 'Server-Timing': timer.header() } };
 }
 
 export async function getSearchSuggestions(c: Context, { services }: HandlerEnv): Promise<Reply> {

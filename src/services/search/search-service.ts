@@ -39,6 +39,7 @@ import { planSearch, semanticIndexRequired } from './search-plan.js';
 import { searchRecordOf, type SearchRecorder } from './search-recorder.js';
 import { needsIndex, refine } from './search-refinements.js';
 import { pageCacheKey, readPage, readQuery, type SearchData, type SearchRequest } from './search-request.js';
+import { StageTimer } from '../../lib/stage-timer.js';
 
 export interface SearchDeps {
   databases: Pick<DatabaseService, 'owned' | 'executorFor' | 'tablesOf'>;
@@ -73,9 +74,10 @@ export class SearchService {
     this.live = new LiveSearch({ databases: deps.databases, onError: deps.onError, now: this.now, timeoutMs: deps.timeoutMs });
   }
 
-  /** searchDatabases */
-  async search(caller: KeyCaller, request: SearchRequest): Promise<SearchData> {
+  /** searchDatabases; `timer` learns where the time went (the answer's Server-Timing). */
+  async search(caller: KeyCaller, request: SearchRequest, timer: StageTimer = new StageTimer()): Promise<SearchData> {
     const started = this.now();
+    let planStarted = performance.now();
     const asked = readQuery(request);
     const { mode, query, limit, semanticRatio } = asked;
     // A publishable key searches only its own databases and tables (services/keys/publishable-keys.ts).
@@ -91,7 +93,9 @@ export class SearchService {
       providerId: this.deps.index.providerId,
     }, records, request, mode);
     const cacheKey = this.deps.cache.enabled ? pageCacheKey(page, limit, mode, plans) : null;
-    const cached = cacheKey ? await this.deps.cache.get(cacheKey) : null;
+    timer.add('plan', performance.now() - planStarted);
+    const cached = cacheKey ? await timer.time('cache', () => this.deps.cache.get(cacheKey)) : null;
+    planStarted = performance.now();
     if (cached) {
       const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
       const data = { ...entry.data, tookMs: Math.max(0, Math.round(this.now() - started)) };
@@ -124,7 +128,7 @@ export class SearchService {
           // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
           wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
           where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
-          exactTotal: page.exactTotal,
+          exactTotal: page.exactTotal, timer,
         }),
         Promise.all(livePlans.map((plan) => this.live.search(plan.record, words, request, plan.indexedNames, {
           offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
@@ -132,7 +136,9 @@ export class SearchService {
       ]);
       return { words, indexed, liveOutcomes, answer: merge(plans, sources, indexed, liveOutcomes, offset, limit), relaxed: [] as Relaxation[] };
     };
+    timer.add('plan', performance.now() - planStarted);
     const indexStarted = this.now();
+    const rankStarted = performance.now();
     let found = await ask(query);
     // Never empty while words match (issue 33): only a query that found nothing is read more loosely, step by step,
     // within the same deadline, and the answer says what it gave up. Semantic search reads no words.
@@ -146,8 +152,9 @@ export class SearchService {
     }
     const { indexed, liveOutcomes, answer } = found;
     const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
+    timer.add('rank', performance.now() - rankStarted);
 
-    await this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(found.words, indexed.corrections), deadline);
+    await timer.time('details', () => this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(found.words, indexed.corrections), deadline));
 
     const data = pageData({
       request, mode, answer, offset, limit, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded, relaxed: found.relaxed,
