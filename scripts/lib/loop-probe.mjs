@@ -1,0 +1,17 @@
+/**
+ * The search benchmarks' event-loop probe (issue 36), preloaded into the Quarry process with `node --import`: how
+ * long the server's event loop was kept from turning, by perf_hooks' monitorEventLoopDelay (a 10 ms timer whose
+ * lateness is recorded). Every SIGUSR2 prints the delays since the previous one as a `LOOP-PROBE {json}` line on
+ * stderr (milliseconds: p50, p99, max) and starts over. A step that blocks the loop for long shows in the max and
+ * p99 whatever the concurrency; the probe itself costs one timer.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const histogram = monitorEventLoopDelay({ resolution: 10 });
+histogram.enable();
+
+const ms = (ns) => Math.round(ns / 1e4) / 100;
+process.on('SIGUSR2', () => {
+  console.error(`LOOP-PROBE ${JSON.stringify({ p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) })}`);
+  histogram.reset();
+});
