@@ -43,7 +43,7 @@ import { RetentionService } from './services/analytics/retention-service.js';
 import { SearchHistoryService, type History } from './services/search/search-history-service.js';
 import { SearchRecorder } from './services/search/search-recorder.js';
 import { SearchService } from './services/search/search-service.js';
-import { OutageReads } from './services/search/outage-reads.js';
+import { FRESH_MS, OutageReads } from './services/search/outage-reads.js';
 import { SqliteFileService } from './services/databases/sqlite-file-service.js';
 import { SuggestionService } from './services/search/suggestion-service.js';
 import { MemoryResultCache, NoResultCache } from './services/search/result-cache.js';
@@ -192,6 +192,8 @@ export function createServices(infra: Infrastructure) {
   const searchReads = new OutageReads({
     databases, connections: databaseConnectionRepository, indexedTables: (ids) => searchIndex.service.indexedTables(ids),
     bus, graceMs: config.storeOutageGraceMs, isOutage: isStoreUnavailable, now,
+    // As stale as this process's view of the index itself may be after another process wrote it.
+    freshMs: Math.min(FRESH_MS, config.index.readConsistencyMs),
   });
   const search = new SearchService({
     databases: {

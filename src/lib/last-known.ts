@@ -3,6 +3,11 @@ import { OwnedCache } from './owned-cache.js';
 export interface LastKnownOptions {
   /** How long what the store answered may stand in for it while it is down; 0 keeps nothing. */
   graceMs: number;
+  /**
+   * How long what the store answered is used without asking it again (0: every read asks). Changes announced on the
+   * invalidation bus drop it at once; this bounds how stale an answer is should an announcement be lost.
+   */
+  freshMs?: number;
   /** The failure that means the store is down, unreachable or busy: the only one a remembered answer may cover. */
   isOutage(error: unknown): boolean;
   max?: number;
@@ -17,11 +22,12 @@ export interface LastKnownOptions {
  * in every process the invalidation bus reaches, and a read racing with that change is not kept.
  */
 export class LastKnown<V extends object> {
-  private readonly entries: OwnedCache<{ value: V }> | null;
+  private readonly entries: OwnedCache<{ value: V; readAt: number }> | null;
 
   constructor(private readonly options: LastKnownOptions) {
-    this.entries = options.graceMs > 0
-      ? new OwnedCache({ max: options.max ?? 50_000, ttlMs: options.graceMs, now: options.now })
+    const keepMs = Math.max(options.graceMs, options.freshMs ?? 0);
+    this.entries = keepMs > 0
+      ? new OwnedCache({ max: options.max ?? 50_000, ttlMs: keepMs, now: options.now })
       : null;
   }
 
@@ -41,6 +47,8 @@ export class LastKnown<V extends object> {
    */
   async read(key: string, owners: (value: V) => readonly string[], load: () => Promise<V>): Promise<V> {
     const readAt = this.clock();
+    const fresh = this.entries?.get(key);
+    if (fresh && readAt - fresh.readAt < (this.options.freshMs ?? 0)) return fresh.value;
     try {
       const value = await load();
       this.remember(key, value, owners(value), readAt);
@@ -54,12 +62,13 @@ export class LastKnown<V extends object> {
 
   /** Keeps what a read that began at `readAt` found, unless an owner changed since. */
   remember(key: string, value: V, owners: readonly string[], readAt: number): void {
-    this.entries?.set(key, { value }, owners, readAt);
+    this.entries?.set(key, { value, readAt }, owners, readAt);
   }
 
   /** What was remembered under `key` in the last `graceMs`, if anything. */
   recall(key: string): V | undefined {
-    return this.entries?.get(key)?.value;
+    const known = this.entries?.get(key);
+    return known && this.clock() - known.readAt <= this.options.graceMs ? known.value : undefined;
   }
 
   /** An owner changed: what was remembered of it is dropped, and reads already under way are not kept. */

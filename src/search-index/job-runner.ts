@@ -147,9 +147,7 @@ export class IndexJobRunner {
     const active: ActiveJob = { job, abort, finished: Promise.resolve() };
     this.active.set(job.id, active);
     active.finished = this.run(job, abort.signal)
-      .then((outcome) => {
-        if (outcome === 'done') this.deps.onSynced(job.connectionId, job.tableName);
-      })
+      .then(() => undefined)
       .finally(() => {
         this.active.delete(job.id);
         if (!this.stopping) void this.pump();
@@ -185,6 +183,8 @@ export class IndexJobRunner {
               // so the first search after it costs what every other does.
               await space.prepareVocabulary();
               await this.markSynced(indexed, job, table, { rows: await space.countRows(indexed.id), truncated: changes.truncated ?? false });
+              // Caches of the table's catalog and pages are told before the job says done, for the same reason.
+              this.deps.onSynced(job.connectionId, job.tableName);
               return this.deps.jobs.finish(id, status, changes, next);
             },
           },

@@ -71,4 +71,24 @@ describe('LastKnown', () => {
     await memory.read('d1', owners, async () => ({ n: 1 }));
     await expect(memory.read('d1', owners, down)).rejects.toBeInstanceOf(Outage);
   });
+
+  it('when an answer is fresher than freshMs, then it is used without asking the store; an invalidation or its age makes the next read ask', async () => {
+    let time = 10_000;
+    const memory = new LastKnown<{ n: number }>({ graceMs: 0, freshMs: 5_000, isOutage: (error) => error instanceof Outage, now: () => time });
+    let loads = 0;
+    const load = async () => ({ n: (loads += 1) });
+    expect(await memory.read('d1', owners, load)).toEqual({ n: 1 });
+    time += 4_999;
+    expect(await memory.read('d1', owners, load)).toEqual({ n: 1 });
+    time += 1;
+    expect(await memory.read('d1', owners, load)).toEqual({ n: 2 });
+    time += 1;
+    memory.invalidate('database:d1');
+    time += 1;
+    expect(await memory.read('d1', owners, load)).toEqual({ n: 3 });
+    // Kept to be fresh is not kept to stand in for an outage: with no grace, an outage is thrown.
+    time += 5_000;
+    await expect(memory.read('d1', owners, down)).rejects.toBeInstanceOf(Outage);
+  });
 });
+

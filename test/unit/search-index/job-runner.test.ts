@@ -78,17 +78,20 @@ describe('a finished sync', () => {
     expect(await space.countRows(table.id)).toBe(20);
   }, SLOW);
 
-  it('when a job is done, then its table was recorded as synced before: whoever sees the job done finds the table searchable', async () => {
+  it('when a job is done, then its table was recorded as synced and its caches told before: whoever sees the job done finds the table searchable', async () => {
     const provider = new FakeProvider();
     const { table } = await indexed(true);
     let atFinish: IndexTableRecord | null = null;
+    let toldAtFinish: string[] = [];
     await runOnce(provider, {
       jobs: { ...jobs, finish: async (id, status, changes) => {
         atFinish = await tables.find(store.connection.id, 'docs');
+        toldAtFinish = [...synced];
         return jobs.finish(id, status, changes);
       } },
     });
     expect(atFinish).toMatchObject({ id: table.id, rows: 20, vectorModel: provider.id, syncedAt: expect.any(Date) });
+    expect(toldAtFinish).toEqual([`${store.connection.id}:docs`]);
   }, SLOW);
 
   it('when a table is synced again, then only its newest ended job is kept', async () => {
