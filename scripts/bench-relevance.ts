@@ -32,7 +32,7 @@ import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startServer } from '../src/server.js';
 import { ApiClient } from '../test/support/api-client.js';
-import { bm25Reference, loadCranfield, measure, type CranfieldDoc, type Measures } from './lib/cranfield.js';
+import { bm25Reference, HALVES, loadCranfield, measure, type CranfieldDoc, type Half, type Measures } from './lib/cranfield.js';
 
 const PG_ADMIN = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -216,10 +216,10 @@ async function main(): Promise<void> {
     for (const s of Object.values(scenarios)) await ready(s, semantic && s.name === 'split');
     console.log(`Every table synced${semantic ? ' (the split embedded)' : ''} in ${((Date.now() - syncStarted) / 1000).toFixed(1)} s`);
 
-    const rows: Array<{ run: string; m: Measures; target: number | null; p50: number; approximate: number; empty: number; relaxed: number }> = [];
+    const rows: Array<{ run: string; m: Measures; target: number | null; p50: number; approximate: number; empty: number; relaxed: number; rankings: Map<number, number[]> }> = [];
     const add = async (run: string, s: Scenario, body: Record<string, unknown>, target: number | null, text?: (q: string) => string) => {
       const result = await rankings(s, body, text);
-      rows.push({ run, m: measure(collection, result.rankings), target, p50: result.p50, approximate: result.approximate, empty: result.empty, relaxed: result.relaxed });
+      rows.push({ run, m: measure(collection, result.rankings), target, p50: result.p50, approximate: result.approximate, empty: result.empty, relaxed: result.relaxed, rankings: result.rankings });
     };
     await add('natural, index: PostgreSQL alone', scenarios.postgres, { searchMode: 'natural' }, 0.95);
     await add('natural, index: MariaDB alone', scenarios.mysql, { searchMode: 'natural' }, 0.95);
@@ -249,6 +249,23 @@ async function main(): Promise<void> {
       const verdict = row.target === null ? '' : ratio >= row.target ? 'met' : 'NOT MET';
       console.log(`| ${row.run} | ${f(row.m.ndcg10)} | ${ratio.toFixed(3)} | ${f(row.m.map)} | ${f(row.m.recall100)} | ${row.approximate}/${collection.queries.length} | ${row.empty}/${collection.queries.length} | ${row.relaxed}/${collection.queries.length} | ${row.p50.toFixed(1)} | ${row.target === null ? '' : `>= ${row.target.toFixed(2)}`} | ${verdict} |`);
     }
+    // Issue 33: each ranking method on the two halves of the queries (odd and even query numbers), each against the
+    // reference on the same half: a method's settings are chosen on one half, and what holds on the other is kept.
+    const halves = Object.keys(HALVES) as Half[];
+    const byHalf = rows.filter((row) => row.run.includes('index: split') && !row.run.includes('typo') && !row.run.includes('quoted'));
+    console.log(`\nHalves of the queries (issue 33): ${halves.map((h) => `${h} ${collection.queries.filter(HALVES[h]).length}`).join(', ')}\n`);
+    console.log(`| run | ${halves.map((h) => `${h} nDCG@10 | ${h} x reference | ${h} MAP | ${h} recall@100`).join(' | ')} |`);
+    console.log(`|---|${halves.map(() => '---|---|---|---|').join('')}`);
+    const halfRow = (run: string, ranked: Map<number, number[]>) => {
+      const cells = halves.map((h) => {
+        const m = measure(collection, ranked, h);
+        const base = measure(collection, reference, h).ndcg10;
+        return `${f(m.ndcg10)} | ${(m.ndcg10 / base).toFixed(3)} | ${f(m.map)} | ${f(m.recall100)}`;
+      });
+      console.log(`| ${run} | ${cells.join(' | ')} |`);
+    };
+    halfRow('reference (plain BM25)', reference);
+    for (const row of byHalf) halfRow(row.run, row.rankings);
     console.log(`\nTypo run (issue 26): nDCG@10 ${f(typo)} against ${f(clean)} for the same queries spelt right: ${(typo / clean).toFixed(3)} x (target >= 0.90: ${typo / clean >= 0.9 ? 'met' : 'NOT MET'})`);
     console.log(`\nTotal ${((Date.now() - started) / 1000).toFixed(0)} s`);
   } finally {
