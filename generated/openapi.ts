@@ -2186,7 +2186,7 @@ export interface components {
              */
             live?: boolean;
             /**
-             * @description `hybrid` only: the weight of the meaning ranking against the text ranking (0: text alone, 1: meaning alone).
+             * @description `hybrid` only: the weight of the meaning ranking against the text ranking (0: text alone, 1: meaning alone). Between the two, meaning gets this weight in full when both rankings share their first page of rows, and less as they share fewer (none: the text ranking stands), so a weak embedding model cannot pull the ranking below the text's.
              * @default 0.25
              */
             semanticRatio?: number;

@@ -6,7 +6,8 @@
  *   and a word no selected row contains is corrected when it is a likely typo (typos.ts).
  * - semantic: cosine similarity to the query's embedding over the rows of tables searched semantically (at least
  *   MIN_SIMILARITY).
- * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores (fusion.ts).
+ * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores, the meaning's weight
+ *   following how far the two rankings agree (fusion.ts).
  *
  * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
  * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
@@ -21,7 +22,7 @@
  */
 import { highlightByStems } from './analyzer.js';
 import type { ColumnKind } from './filter-columns.js';
-import { convexFusion } from './fusion.js';
+import { agreementFusion } from './fusion.js';
 import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
 import { correctTypos, type Correction } from './typos.js';
 
@@ -154,7 +155,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
       input.semanticRatio < 1 ? searchText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
-    ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
+    ranked = agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
     // Every text match counts, and so does every row only the meaning ranking found.
     const seen = new Set(ranked.map((h) => h.rid));
     counted = [...ranked, ...byText.filter((h) => !seen.has(h.rid) && seen.add(h.rid)), ...byMeaning.filter((h) => !seen.has(h.rid) && seen.add(h.rid))];

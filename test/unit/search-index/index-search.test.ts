@@ -111,9 +111,18 @@ describe('searchIndex', () => {
     const { store, calls } = fakeStore(text, vector);
     const result = await searchIndex(store, input({ mode: 'hybrid', vector: Float32Array.from([1, 0]), semanticRatio: 0.5 }));
     expect(calls.map((c) => `${c.kind}:${c.srcs.join(',')}`).sort()).toEqual(['text:itb_a,itb_b', 'vector:itb_a']);
-    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['a', 0.5], ['c', 0.5], ['b', 0]]);
+    // The two first pages share one row of two: meaning weighs 0.5 x 0.5 (fusion.ts, agreementFusion).
+    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['a', 0.75], ['c', 0.25], ['b', 0]]);
     expect(result).toMatchObject({ total: 3, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 2], ['db_2', 1]]));
+  });
+
+  it('when a hybrid search\'s meaning ranking shares no row with the text\'s first page, then the page is the text ranking (a weak model cannot pull it down)', async () => {
+    const text = hits(12);
+    const vector = hits(12, 'itb_a', 'v').map((h) => ({ ...h, score: h.score / 12 }));
+    const { store } = fakeStore(text, vector);
+    const result = await searchIndex(store, input({ mode: 'hybrid', window: 10, vector: Float32Array.from([1, 0]), semanticRatio: 0.25 }));
+    expect(result.hits.map((h) => h.rid)).toEqual(text.slice(0, 10).map((h) => h.rid));
   });
 
   it('when no table is selected, then the index is not opened', async () => {
