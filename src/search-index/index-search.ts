@@ -22,6 +22,7 @@
  */
 import { highlightByStems } from './analyzer.js';
 import type { ColumnKind } from './filter-columns.js';
+import { rankWithFeedback, type FeedbackSettings } from './feedback.js';
 import { agreementFusion } from './fusion.js';
 import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
 import { correctTypos, type Correction } from './typos.js';
@@ -85,6 +86,8 @@ export interface IndexSearchInput {
   weights?: Map<string, number>;
   sort?: Array<{ column: ColumnRef; descending: boolean }>;
   facets?: ColumnRef[];
+  /** Pseudo-relevance feedback (RM3, feedback.ts) on the text ranking; absent or null: off. */
+  feedback?: FeedbackSettings | null;
 }
 
 export interface IndexSearchResult {
@@ -122,6 +125,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   // The text ranking, with typos corrected: the check runs beside the query as typed, which is the answer unless a
   // word turns out to be missing and is corrected (then the query runs again with the correction). The engine
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
+  let textQuery = input.text;
   const searchText = async (limit: number): Promise<IndexHit[]> => {
     const [asTyped, corrected] = await Promise.all([
       space.searchText({ ...input.text, headings: true, headingDepth: HEADING_DEPTH }, scope, limit),
@@ -129,7 +133,14 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     ]);
     if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;
+    textQuery = corrected.query;
     return (await space.searchText({ ...corrected.query, headings: true, headingDepth: HEADING_DEPTH }, scope, limit)).sort(byScore);
+  };
+  // With feedback on (issue 33), the text ranking is the query expanded from its own best rows (feedback.ts).
+  const rankText = async (limit: number): Promise<IndexHit[]> => {
+    const first = await searchText(limit);
+    if (!input.feedback) return first;
+    return (await rankWithFeedback(space, { ...textQuery, headings: true, headingDepth: HEADING_DEPTH }, first, scope, limit, input.feedback)).sort(byScore);
   };
 
   // Weights, sorting and facets work over the counted matches: they need them counted.
@@ -140,7 +151,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   let ranked: IndexHit[];
   if (input.mode === 'natural') {
     if (!counts) cap = Math.max(input.window, RANK_DEPTH);
-    counted = await searchText(cap + 1);
+    counted = await rankText(cap + 1);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];
@@ -152,7 +163,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     // fusion's depth may enter: the text ranking reads COUNT_CAP rows, and so counts them, whatever was asked.
     const textLimit = Math.max(depth, COUNT_CAP + 1);
     const [byText, byMeaning] = await Promise.all([
-      input.semanticRatio < 1 ? searchText(textLimit) : Promise.resolve([]),
+      input.semanticRatio < 1 ? rankText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
     ranked = agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);

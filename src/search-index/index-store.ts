@@ -85,6 +85,11 @@ export interface TextQuery {
   headings?: boolean;
   /** Best headings whose weight is added (at least the query's limit): a row whose heading ranks deeper gets none. */
   headingDepth?: number;
+  /**
+   * The words that rank, each with its own weight (an expanded query, feedback.ts), in place of `words`; `words`
+   * still ranks the heading.
+   */
+  weighted?: Array<{ word: string; weight: number }>;
 }
 
 /** Which rows a search reads: these tables (null: every table of the space), this compiled filter, these columns. */
@@ -491,10 +496,12 @@ export class IndexSpace {
   async searchText(query: TextQuery, scope: SearchScope, limit: number): Promise<IndexHit[]> {
     if (scope.srcs?.length === 0 || limit <= 0 || query.words.trim() === '') return [];
     const { lancedb } = await loadLance();
-    const words = new lancedb.MatchQuery(query.words, 'text', {
-      operator: lancedb.Operator.Or,
-      ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
-    });
+    const words = query.weighted && query.weighted.length > 0
+      ? new lancedb.BooleanQuery(query.weighted.map((w) => [lancedb.Occur.Should, new lancedb.MatchQuery(w.word, 'text', { operator: lancedb.Operator.Or, boost: w.weight })]))
+      : new lancedb.MatchQuery(query.words, 'text', {
+        operator: lancedb.Operator.Or,
+        ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
+      });
     const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
     const require = query.require?.filter((w) => w.trim() !== '') ?? [];
     const headings = query.headings === true && !query.fuzziness && (await this.hasHeading());
@@ -541,6 +548,13 @@ export class IndexSpace {
       .limit(limit)
       .toArrow();
     return hits(table, (distance) => 1 - distance, '_distance', scope.columns, false);
+  }
+
+  /** The text of these rows, by rid (the rows pseudo-relevance feedback reads, feedback.ts). */
+  async texts(rids: string[]): Promise<Map<string, string>> {
+    if (rids.length === 0) return new Map();
+    const rows = await this.table.query().where(`rid IN (${literalList(rids)})`).select(['rid', 'text']).limit(rids.length).toArray();
+    return new Map(rows.map((row: { rid: string; text: string | null }) => [String(row.rid), row.text ?? '']));
   }
 
   /** The stored rows with these rids (the page of a search), in no particular order. */
