@@ -1,18 +1,15 @@
 /**
- * Pseudo-relevance feedback for natural mode (issue 33): RM3 as Anserini runs it (Lavrenko and Croft's relevance
- * model, interpolated with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's Rm3Reranker with its
- * defaults fbDocs 10, fbTerms 10, originalQueryWeight 0.5). The best rows of the first ranking are taken as relevant;
- * the words they share most, weighted by how well each row matched, join the query, and the search runs again with
- * the expanded query. A row that answers the question in other words than the query's then ranks.
+ * Pseudo-relevance feedback (issue 33), asked for per search (`queryExpansion`): RM3 as Anserini runs it (Lavrenko
+ * and Croft's relevance model interpolated with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's
+ * Rm3Reranker defaults fbDocs 10, fbTerms 10, originalQueryWeight 0.5). The best rows of the first ranking are taken
+ * as relevant; the words they share most, weighted by how well each row matched, join the query, and the search
+ * runs again. A row that answers the question in other words than the query's then ranks.
  *
  * The model, over word stems as the index matches them (Porter2, stop words left out):
- *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its FEEDBACK.terms best words, summed to 1;
- *   q(w)  = tf(w, query) / |query|;
- *   q'(w) = originalWeight * q(w) + (1 - originalWeight) * rm(w).
- * Weights go to the index multiplied by the query's word count, so that an expansion that adds nothing
- * (originalWeight 1) is the plain query, every word at weight 1, and the heading's weight keeps its scale.
- * Anserini also drops words found in more than a tenth of all documents; the index keeps no document frequencies at
- * hand, and the stop words the analyzer drops are most of those.
+ *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1;
+ * and the ranking interpolates the query as typed with it (rankWithFeedback). Anserini also drops words found in
+ * more than a tenth of all documents; the index keeps no document frequencies at hand, and the stop words the
+ * analyzer drops are most of those.
  */
 import stem from 'wink-porter2-stemmer';
 import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
@@ -30,7 +27,7 @@ export interface FeedbackSettings {
 /** Anserini's RM3 defaults, taken as they are rather than tuned to a collection. */
 export const RM3: FeedbackSettings = { docs: 10, terms: 10, originalWeight: 0.5 };
 
-/** A word of the expanded query and its weight (the plain query: every word at 1). */
+/** A word and its weight. */
 export interface WeightedWord {
   word: string;
   weight: number;
@@ -97,17 +94,6 @@ export function relevanceModel(query: string, feedback: Array<{ text: string; sc
   };
 }
 
-/**
- * The RM3 expansion: q'(w) = originalWeight * q(w) + (1 - originalWeight) * rm(w), times the query's word count
- * (so an expansion that adds nothing is the plain query, every word at weight 1).
- */
-export function expandQuery(model: RelevanceModel, settings: FeedbackSettings = RM3): WeightedWord[] {
-  const weights = new Map<string, number>();
-  for (const w of model.original) weights.set(w.word, settings.originalWeight * w.weight);
-  for (const w of model.terms) weights.set(w.word, (weights.get(w.word) ?? 0) + (1 - settings.originalWeight) * w.weight * model.queryLength);
-  return [...weights].map(([word, weight]) => ({ word, weight }));
-}
-
 function spelledAs(words: Map<string, number>): string {
   let best = '';
   let most = -1;
@@ -116,9 +102,15 @@ function spelledAs(words: Map<string, number>): string {
 }
 
 /**
- * The text ranking of `query` again, expanded from `first` (its ranking as typed): the feedback rows' text is read
- * by rid, then the expanded query runs with the same scope, required and excluded words and heading. A query with
- * nothing to expand from keeps its first ranking.
+ * The text ranking of `query` with feedback from `first` (its ranking as typed), at the cost of one more plain
+ * any-word query after it. An index query that weighs each word on its own (a boolean query of one match per word)
+ * cannot skip the rows that could not make the page, as a plain any-word match does, and took about 45 times as long
+ * on the 100,000-article corpus (docs/benchmarks.md). So the model's words run as one any-word query, each at the
+ * model's mean weight, and a row scores
+ *   originalWeight * first(row) + (1 - originalWeight) * (query words / model words) * model(row),
+ * `first` its score as typed (text and heading), `model` its score for the model's words: RM3's interpolation with
+ * the model's words weighed alike. As with the heading, a row outside either ranking's best `limit` rows gets nothing
+ * from that ranking. A query with nothing to expand from keeps its first ranking.
  */
 export async function rankWithFeedback(
   space: Pick<IndexSpace, 'searchText' | 'texts'>,
@@ -133,5 +125,14 @@ export async function rankWithFeedback(
   const texts = await space.texts(best.map((hit) => hit.rid));
   const model = relevanceModel(query.words, best.map((hit) => ({ text: texts.get(hit.rid) ?? '', score: hit.score })), settings);
   if (model.queryLength === 0 || model.terms.length === 0) return first;
-  return space.searchText({ ...query, weighted: expandQuery(model, settings) }, scope, limit);
+  const second = await space.searchText({ ...query, words: model.terms.map((t) => t.word).join(' '), headings: false }, scope, limit);
+  const weight = ((1 - settings.originalWeight) * model.queryLength) / model.terms.length;
+  const fused = new Map<string, IndexHit>();
+  for (const hit of first) fused.set(hit.rid, { ...hit, score: settings.originalWeight * hit.score });
+  for (const hit of second) {
+    const entry = fused.get(hit.rid) ?? { ...hit, score: 0 };
+    entry.score += weight * hit.score;
+    fused.set(hit.rid, entry);
+  }
+  return [...fused.values()];
 }

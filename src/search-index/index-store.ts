@@ -85,11 +85,6 @@ export interface TextQuery {
   headings?: boolean;
   /** Best headings whose weight is added (at least the query's limit): a row whose heading ranks deeper gets none. */
   headingDepth?: number;
-  /**
-   * The words that rank, each with its own weight (an expanded query, feedback.ts), in place of `words`; `words`
-   * still ranks the heading.
-   */
-  weighted?: Array<{ word: string; weight: number }>;
 }
 
 /** Which rows a search reads: these tables (null: every table of the space), this compiled filter, these columns. */
@@ -496,12 +491,10 @@ export class IndexSpace {
   async searchText(query: TextQuery, scope: SearchScope, limit: number): Promise<IndexHit[]> {
     if (scope.srcs?.length === 0 || limit <= 0 || query.words.trim() === '') return [];
     const { lancedb } = await loadLance();
-    const words = query.weighted && query.weighted.length > 0
-      ? new lancedb.BooleanQuery(query.weighted.map((w) => [lancedb.Occur.Should, new lancedb.MatchQuery(w.word, 'text', { operator: lancedb.Operator.Or, boost: w.weight })]))
-      : new lancedb.MatchQuery(query.words, 'text', {
-        operator: lancedb.Operator.Or,
-        ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
-      });
+    const words = new lancedb.MatchQuery(query.words, 'text', {
+      operator: lancedb.Operator.Or,
+      ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
+    });
     const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
     const require = query.require?.filter((w) => w.trim() !== '') ?? [];
     const headings = query.headings === true && !query.fuzziness && (await this.hasHeading());
