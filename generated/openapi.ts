@@ -2186,7 +2186,7 @@ export interface components {
              */
             live?: boolean;
             /**
-             * @description `hybrid` only: the weight of the meaning ranking against the text ranking (0: text alone, 1: meaning alone).
+             * @description `hybrid` only: the weight of the meaning ranking against the text ranking (0: text alone, 1: meaning alone). Between the two, meaning gets this weight in full when both rankings share their first page of rows, and less as they share fewer (none: the text ranking stands), so a weak embedding model cannot pull the ranking below the text's.
              * @default 0.25
              */
             semanticRatio?: number;
@@ -2207,6 +2207,11 @@ export interface components {
              * @default false
              */
             exactTotal?: boolean;
+            /**
+             * @description Natural and hybrid modes, from the index: pseudo-relevance feedback (RM3, as Anserini runs it). The best 10 rows of the ranking are taken as relevant, the 10 words they share most join the query, and the search runs again, so rows that answer in other words than the query's rank too. It ranks better on judged collections, and costs a second index query after the first (docs/benchmarks.md); tables searched live are unaffected.
+             * @default false
+             */
+            queryExpansion?: boolean;
             /**
              * @description Natural and hybrid modes: correct a word that no selected row contains when it is within 1 edit (words of 5-8 letters) or 2 (9 or more) of one they do; `corrections` lists what was corrected. Exact words are never corrected.
              * @default true

@@ -193,7 +193,7 @@ export const environmentSchema = z.object({
   INDEX_URI: indexUri().optional()
     .meta(doc({ default: '<DATA_DIR>/index', meaning: "Where Quarry's search index lives: a folder, or an object store URI (`s3://`, `gs://`, `az://`) that several server processes share." })),
   INDEX_READ_CONSISTENCY_MS: wholeNumber(0, 3_600_000).default(1000)
-    .meta(doc({ default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read).' })),
+    .meta(doc({ default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read). Searches also reuse what they read of Quarry\'s store (connections, the index\'s catalog) for this long, at most 5 s, unless a change is announced on the invalidation bus (Redis between processes).' })),
   INDEX_VOCABULARY_TERMS: wholeNumber(0, 100_000_000).default(2_000_000)
     .meta(doc({ default: '2000000', meaning: "Distinct words and stems that the search spaces' vocabularies hold in memory together for typo tolerance (about 32 bytes each); the least recently searched spaces give theirs up first, and a space with more is checked by index lookups. 0 turns them off (0-100000000)." })),
   INDEX_SYNC: flag().default(true)

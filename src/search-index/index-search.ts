@@ -6,7 +6,8 @@
  *   and a word no selected row contains is corrected when it is a likely typo (typos.ts).
  * - semantic: cosine similarity to the query's embedding over the rows of tables searched semantically (at least
  *   MIN_SIMILARITY).
- * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores (fusion.ts).
+ * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores, the meaning's weight
+ *   following how far the two rankings agree (fusion.ts).
  *
  * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
  * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
@@ -21,7 +22,8 @@
  */
 import { highlightByStems, queryStems } from './analyzer.js';
 import type { ColumnKind } from './filter-columns.js';
-import { convexFusion } from './fusion.js';
+import { rankWithFeedback, type FeedbackSettings } from './feedback.js';
+import { agreementFusion } from './fusion.js';
 import { HeadingScorer } from './heading.js';
 import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
 import { correctTypos, type Correction } from './typos.js';
@@ -89,6 +91,8 @@ export interface IndexSearchInput {
   facets?: ColumnRef[];
   /** Learns how long the engine's ranking queries took (stage `engine`). */
   timer?: StageTimer;
+  /** Pseudo-relevance feedback (RM3, feedback.ts) on the text ranking; absent or null: off. */
+  feedback?: FeedbackSettings | null;
 }
 
 export interface IndexSearchResult {
@@ -128,7 +132,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   // The text ranking, with typos corrected: the check runs beside the query as typed, which is the answer unless a
   // word turns out to be missing and is corrected (then the query runs again with the correction). The engine
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
-  let searched: TextQuery = input.text;
+  let textQuery: TextQuery = input.text;
   const searchText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
     const ranking = (query: TextQuery) => {
       const ask = () => space.searchText(rankingQuery(query, vocabulary, withRows), scope, limit);
@@ -140,8 +144,14 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     ]);
     if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;
-    searched = corrected.query;
+    textQuery = corrected.query;
     return (await ranking(corrected.query)).sort(byScore);
+  };
+  // With feedback on (issue 33), the text ranking is the query expanded from its own best rows (feedback.ts).
+  const rankText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
+    const first = await searchText(limit, withRows);
+    if (!input.feedback) return first;
+    return (await rankWithFeedback(space, { ...textQuery, headings: true, headingDepth: HEADING_DEPTH }, first, scope, limit, input.feedback)).sort(byScore);
   };
 
   // Weights, sorting and facets work over the counted matches: they need them counted.
@@ -153,7 +163,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   if (input.mode === 'natural') {
     if (!counts) cap = Math.max(input.window, RANK_DEPTH);
     // Rows ranked for the page alone are few: they bring their stored fields with them (no second read of the page).
-    counted = await searchText(cap + 1, !counts);
+    counted = await rankText(cap + 1, !counts);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];
@@ -165,10 +175,10 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     // fusion's depth may enter: the text ranking reads COUNT_CAP rows, and so counts them, whatever was asked.
     const textLimit = Math.max(depth, COUNT_CAP + 1);
     const [byText, byMeaning] = await Promise.all([
-      input.semanticRatio < 1 ? searchText(textLimit) : Promise.resolve([]),
+      input.semanticRatio < 1 ? rankText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
-    ranked = convexFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
+    ranked = agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
     // Every text match counts, and so does every row only the meaning ranking found.
     const seen = new Set(ranked.map((h) => h.rid));
     counted = [...ranked, ...byText.filter((h) => !seen.has(h.rid) && seen.add(h.rid)), ...byMeaning.filter((h) => !seen.has(h.rid) && seen.add(h.rid))];
@@ -198,7 +208,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   result.totalIsEstimate = counted.length > cap;
   // More match than the page's rows: the total is estimated from how many rows hold each word, without reading them.
   if (result.totalIsEstimate && !counts && input.mode === 'natural' && vocabulary) {
-    estimateTotal(result, vocabulary, searched, scope, input.sources);
+    estimateTotal(result, vocabulary, textQuery, scope, input.sources);
   }
   return result;
 }

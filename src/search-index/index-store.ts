@@ -587,6 +587,13 @@ export class IndexSpace {
     return hits(table, (distance) => 1 - distance, '_distance', scope.columns, false);
   }
 
+  /** The text of these rows, by rid (the rows pseudo-relevance feedback reads, feedback.ts). */
+  async texts(rids: string[]): Promise<Map<string, string>> {
+    if (rids.length === 0) return new Map();
+    const rows = await this.table.query().where(`rid IN (${literalList(rids)})`).select(['rid', 'text']).limit(rids.length).toArray();
+    return new Map(rows.map((row: { rid: string; text: string | null }) => [String(row.rid), row.text ?? '']));
+  }
+
   /** The stored rows with these rids (the page of a search), in no particular order. */
   async rows(rids: string[]): Promise<Array<Pick<IndexRow, 'rid' | 'src' | 'pk' | 'fields'>>> {
     if (rids.length === 0) return [];

@@ -104,8 +104,8 @@ describe('searchDatabases semantic: before any index', () => {
       const res = await search({ databases: [sqliteDb.id], tables: ['tips'], query: 'kettle', searchMode: 'hybrid' });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.data.results).toHaveLength(1);
-      // The text ranking alone, with its weight (1 - 0.25) on the only, best row.
-      expect(res.body.data.results[0]).toMatchObject({ table: 'tips', primaryKey: { id: 2 }, rank: 1, score: 0.75 });
+      // The text ranking alone: with no ranking by meaning to agree with it, it keeps the whole weight (fusion.ts).
+      expect(res.body.data.results[0]).toMatchObject({ table: 'tips', primaryKey: { id: 2 }, rank: 1, score: 1 });
       expect(res.body.data.semanticUnindexedTables).toEqual([{ databaseId: sqliteDb.id, table: 'tips', reason: 'never_indexed', message: expect.stringContaining(turnOnHint(sqliteDb, 'tips')) }]);
       // No table had vectors, so no query was embedded and no AI request counted.
       expect(admit).not.toHaveBeenCalled();

@@ -45,6 +45,8 @@ export interface PageRequest {
   typoTolerance: boolean;
   /** Count the index's matches up to its cap rather than among the rows ranked for the page. */
   exactTotal: boolean;
+  /** Pseudo-relevance feedback on the index's text ranking (issue 33). */
+  queryExpansion: boolean;
 }
 
 /**
@@ -58,16 +60,18 @@ export function readPage(
   const typoTolerance = request.typoTolerance ?? true;
   // Counting reads deeper, which the heading's weight may reorder: it is part of what decides the ranking.
   const exactTotal = request.exactTotal === true;
+  const queryExpansion = request.queryExpansion === true && mode !== 'semantic' && mode !== 'boolean';
   const fingerprint = searchFingerprint({
     u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
     d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
     f: request.filter ?? null, s: request.sort ?? null, a: request.facets ?? null, w: request.databaseWeights ?? null, y: typoTolerance,
     // Only when asked: the default keeps the fingerprints (and cursors) it had before the setting existed.
     ...(exactTotal ? { x: true } : {}),
+    ...(queryExpansion ? { qe: true } : {}),
   });
   const offset = request.cursor !== undefined ? cursorOffset(cursorSecret, request.cursor, fingerprint) : (request.offset ?? 0);
   if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
-  return { fingerprint, offset, top: offset + limit, typoTolerance, exactTotal };
+  return { fingerprint, offset, top: offset + limit, typoTolerance, exactTotal, queryExpansion };
 }
 
 function cursorOffset(secret: Buffer, cursor: string, fingerprint: string): number {

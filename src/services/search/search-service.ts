@@ -24,6 +24,7 @@ import { relaxedQueries } from '../../sql-search/queries.js';
 import type { Relaxation } from '../../sql-search/relaxation.js';
 import type { CompiledQuery } from '../../sql-search/types.js';
 import { indexTextQuery, queryStems } from '../../search-index/analyzer.js';
+import { RM3 } from '../../search-index/feedback.js';
 import { hitDetails, searchIndex, type IndexedSource } from '../../search-index/index-search.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
 import type { Correction } from '../../search-index/typos.js';
@@ -128,7 +129,7 @@ export class SearchService {
           // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
           wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
           where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
-          exactTotal: page.exactTotal, timer,
+          exactTotal: page.exactTotal, feedback: page.queryExpansion ? RM3 : null, timer,
         }),
         Promise.all(livePlans.map((plan) => this.live.search(plan.record, words, request, plan.indexedNames, {
           offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),

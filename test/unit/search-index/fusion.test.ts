@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { convexFusion } from '../../../src/search-index/fusion.js';
+import { AGREEMENT_DEPTH, agreement, agreementFusion, convexFusion } from '../../../src/search-index/fusion.js';
 import type { IndexHit } from '../../../src/search-index/index-store.js';
 
 const hits = (src: string, scored: Array<[string, number]>): IndexHit[] => scored.map(([rid, score]) => ({ rid, src, score }));
@@ -52,5 +52,39 @@ describe('convexFusion (hybrid search)', () => {
 
   it('when both lists are empty, then nothing comes back', () => {
     expect(convexFusion([], [], 0.25)).toEqual([]);
+  });
+});
+
+describe('agreement and agreementFusion (issue 33: hybrid never worse than text)', () => {
+  const text = hits('t', [['a', 9], ['b', 7], ['c', 5], ['d', 3]]);
+
+  it('when the vector ranking\'s first page holds some of the text\'s, then the agreement is their share of the shorter page', () => {
+    expect(agreement(text, hits('t', [['c', 0.9], ['x', 0.8], ['a', 0.7], ['y', 0.6]]))).toBe(0.5);
+    expect(agreement(text, hits('t', [['d', 0.9], ['a', 0.5]]))).toBe(1);
+    expect(agreement(text, hits('t', [['x', 0.9]]))).toBe(0);
+    expect(agreement([], hits('t', [['x', 0.9]]))).toBe(0);
+    // Only the first pages count: a row the vectors rank beyond the page is no agreement.
+    const deep = hits('t', Array.from({ length: AGREEMENT_DEPTH }, (_, i): [string, number] => [`v${i}`, 1 - i / 100]).concat([['a', 0.01]]));
+    expect(agreement(text, deep)).toBe(0);
+  });
+
+  it('when the two rankings share nothing on their first page, then the text ranking stands as it is and rows only meaning found do not enter', () => {
+    const weak = hits('t', [['x', 0.99], ['y', 0.98]]);
+    expect(agreementFusion(text, weak, 0.9).map((h) => h.rid)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('when the two rankings agree fully, then meaning gets the whole semanticRatio, as the plain convex fusion', () => {
+    const same = hits('t', [['d', 0.9], ['c', 0.8], ['b', 0.7], ['a', 0.6]]);
+    expect(agreementFusion(text, same, 0.8)).toEqual(convexFusion(text, same, 0.8));
+  });
+
+  it('when they agree in part, then meaning weighs semanticRatio times the agreement', () => {
+    const half = hits('t', [['d', 0.9], ['x', 0.8], ['c', 0.7], ['y', 0.6]]);
+    expect(agreementFusion(text, half, 0.8)).toEqual(convexFusion(text, half, 0.4));
+  });
+
+  it('when there is no text ranking, then the vector ranking stands alone at its weight', () => {
+    const vector = hits('t', [['x', 0.9], ['y', 0.5]]);
+    expect(agreementFusion([], vector, 1)).toEqual(convexFusion([], vector, 1));
   });
 });

@@ -31,6 +31,7 @@ function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: st
     },
     rows: async (rids: string[]) => stored.filter((row) => rids.includes(row.rid)),
     vocabulary: async () => vocabulary,
+    texts: async (rids: string[]) => new Map(rids.map((rid) => [rid, `kettle descaling ${rid}`])),
   } as unknown as IndexSpace;
   let opened = 0;
   const store: Pick<IndexStore, 'space'> = { space: async () => { opened += 1; return space; } };
@@ -132,9 +133,27 @@ describe('searchIndex', () => {
     const { store, calls } = fakeStore(text, vector);
     const result = await searchIndex(store, input({ mode: 'hybrid', vector: Float32Array.from([1, 0]), semanticRatio: 0.5 }));
     expect(calls.map((c) => `${c.kind}:${c.srcs.join(',')}`).sort()).toEqual(['text:itb_a,itb_b', 'vector:itb_a']);
-    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['a', 0.5], ['c', 0.5], ['b', 0]]);
+    // The two first pages share one row of two: meaning weighs 0.5 x 0.5 (fusion.ts, agreementFusion).
+    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['a', 0.75], ['c', 0.25], ['b', 0]]);
     expect(result).toMatchObject({ total: 3, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 2], ['db_2', 1]]));
+  });
+
+  it('when a hybrid search\'s meaning ranking shares no row with the text\'s first page, then the page is the text ranking (a weak model cannot pull it down)', async () => {
+    const text = hits(12);
+    const vector = hits(12, 'itb_a', 'v').map((h) => ({ ...h, score: h.score / 12 }));
+    const { store } = fakeStore(text, vector);
+    const result = await searchIndex(store, input({ mode: 'hybrid', window: 10, vector: Float32Array.from([1, 0]), semanticRatio: 0.25 }));
+    expect(result.hits.map((h) => h.rid)).toEqual(text.slice(0, 10).map((h) => h.rid));
+  });
+
+  it('when query expansion is asked (RM3), then the text ranking runs again with the words of its best rows, and the page fuses both', async () => {
+    const { store, calls } = fakeStore(hits(3), []);
+    const result = await searchIndex(store, input({ window: 3, feedback: { docs: 2, terms: 2, originalWeight: 0.5 } }));
+    expect(calls.map((c) => c.query?.words)).toEqual(['kettle', 'descaling kettle']);
+    expect(calls[1]!.query!.headings).toBe(false);
+    // The second ranking is the fake's same three rows: every row scores 0.5 x first + (0.5 x 1 / 2) x second.
+    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['r0', 2.25], ['r1', 1.5], ['r2', 0.75]]);
   });
 
   it('when no table is selected, then the index is not opened', async () => {

@@ -1,0 +1,77 @@
+/**
+ * Pseudo-relevance feedback (issue 33, src/search-index/feedback.ts): which words RM3's relevance model picks from the
+ * first ranking's best rows, and how the ranking with the model's words is fused with the first.
+ */
+import { describe, expect, it } from 'vitest';
+import { relevanceModel, rankWithFeedback, RM3 } from '../../../src/search-index/feedback.js';
+import type { IndexHit, IndexSpace, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
+
+const rows = [
+  { text: 'Flutter of swept wings at supersonic speeds. Flutter tests.', score: 10 },
+  { text: 'Supersonic flutter of panels, 1956', score: 5 },
+];
+
+describe('relevanceModel', () => {
+  it('when rows are given, then each word weighs the rows\' scores times its share of each row, and the best words are kept, summing to 1', () => {
+    const model = relevanceModel('wing flutter', rows, { ...RM3, terms: 3 });
+    // flutter 10 x 2/7 + 5 x 1/3, supersonic 10 x 1/7 + 5 x 1/3, panels 5 x 1/3; swept, wings, speeds, tests 10 x 1/7.
+    const raw = [10 * 2 / 7 + 5 / 3, 10 / 7 + 5 / 3, 5 / 3];
+    const mass = raw.reduce((a, b) => a + b, 0);
+    expect(model.terms.map((t) => t.word)).toEqual(['flutter', 'supersonic', 'panels']);
+    model.terms.forEach((t, i) => expect(t.weight).toBeCloseTo(raw[i]! / mass, 12));
+    expect(model.queryLength).toBe(2);
+  });
+
+  it('when a word of the model is a query word, then it is spelt as the query spells it; numbers, single letters and stop words never join', () => {
+    const model = relevanceModel('wing flutter', [{ text: 'Wings, wings and a wing: 1956 1956 1956 x x x of of of', score: 1 }], RM3);
+    expect(model.terms.map((t) => t.word)).toEqual(['wing']);
+    expect(model.original).toEqual([{ word: 'wing', weight: 1 }, { word: 'flutter', weight: 1 }]);
+  });
+
+  it('when words weigh the same, then they are ordered by stem, the same whatever order the rows come in', () => {
+    const a = relevanceModel('q', [{ text: 'delta alpha', score: 1 }, { text: 'gamma beta', score: 1 }], RM3);
+    const b = relevanceModel('q', [{ text: 'gamma beta', score: 1 }, { text: 'alpha delta', score: 1 }], RM3);
+    expect(a.terms.map((t) => t.word)).toEqual(['alpha', 'beta', 'delta', 'gamma']);
+    expect(b.terms).toEqual(a.terms);
+  });
+
+  it('when only the best FEEDBACK.docs rows count, then a row past them adds nothing', () => {
+    const model = relevanceModel('q', [{ text: 'alpha', score: 1 }, { text: 'omega', score: 1 }], { ...RM3, docs: 1 });
+    expect(model.terms.map((t) => t.word)).toEqual(['alpha']);
+  });
+});
+
+describe('rankWithFeedback', () => {
+  function fakeSpace(second: IndexHit[]) {
+    const asked: Array<{ query: TextQuery; limit: number }> = [];
+    const space = {
+      texts: async (rids: string[]) => new Map(rids.map((rid) => [rid, rid === 'a' ? 'supersonic flutter' : 'supersonic panels'])),
+      searchText: async (query: TextQuery, _scope: SearchScope, limit: number) => {
+        asked.push({ query, limit });
+        return second;
+      },
+    } as unknown as Pick<IndexSpace, 'searchText' | 'texts'>;
+    return { space, asked };
+  }
+  const first: IndexHit[] = [{ rid: 'a', src: 't', score: 10 }, { rid: 'b', src: 't', score: 8 }, { rid: 'c', src: 't', score: 2 }];
+  const query: TextQuery = { words: 'flutter wings', exclude: ['helicopter'], headings: true };
+
+  it('when the best rows are read, then the model\'s words run as one more query, with the same exclusions and no heading, and each row scores originalWeight x first + (1 - originalWeight) x (query words / model words) x second', async () => {
+    const { space, asked } = fakeSpace([{ rid: 'd', src: 't', score: 6 }, { rid: 'a', src: 't', score: 4 }]);
+    const ranked = await rankWithFeedback(space, query, first, { srcs: null }, 50, { ...RM3, docs: 2 });
+    expect(asked).toEqual([{ query: { words: 'supersonic flutter panels', exclude: ['helicopter'], headings: false }, limit: 50 }]);
+    // supersonic (in both rows), flutter and panels: three words for a query of two.
+    const weight = (0.5 * 2) / 3;
+    const scores = Object.fromEntries(ranked.map((h) => [h.rid, h.score]));
+    expect(scores.a).toBeCloseTo(0.5 * 10 + weight * 4, 12);
+    expect(scores.b).toBeCloseTo(0.5 * 8, 12);
+    expect(scores.c).toBeCloseTo(0.5 * 2, 12);
+    expect(scores.d).toBeCloseTo(weight * 6, 12);
+  });
+
+  it('when the first ranking is empty, then nothing more is asked', async () => {
+    const { space, asked } = fakeSpace([]);
+    expect(await rankWithFeedback(space, query, [], { srcs: null }, 50, RM3)).toEqual([]);
+    expect(asked).toEqual([]);
+  });
+});
