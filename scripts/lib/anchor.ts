@@ -370,7 +370,7 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
       for (const q of quarries) {
         const timed = samples.get(q)!.filter((s) => s.stages?.rank !== undefined && s.stages.total !== undefined);
         if (timed.length === 0) {
-          breakdown.push(`| ${setName} | ${q.name} | ${fixed(median(samples.get(q)!.map((s) => s.ms)))} | no Server-Timing | | | | | | |`);
+          breakdown.push(`| ${setName} | ${q.name} | ${fixed(median(samples.get(q)!.map((s) => s.ms)))} | no Server-Timing | - | - | - | - | - | - | 0 |`);
           continue;
         }
         const m = (f: (s: Record<string, number>, ms: number) => number) => fixed(median(timed.map((s) => f(s.stages!, s.ms))));
