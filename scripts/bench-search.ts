@@ -18,8 +18,13 @@
  * Targets (issue 27): Quarry's p50 at most 100 ms and at most 1/10 of the direct query's; sync at least 5,000 rows/s.
  * Then (issue 26) id and title are made filterable (a rewrite of the table's rows) and the same queries run with a
  * filter and with a facet, taking turns with the plain query: each p50 at most 2 x the plain one.
+ * Then (issue 36) the anchor: Quarry against Sphinx on the same PostgreSQL table, interleaved, with where a search's
+ * time goes and the event loop's delay (scripts/lib/anchor.ts); at 1,000,000 rows with `--rows 1000000`, and with
+ * Quarry at an older commit beside the current one with `--baseline <git ref>`.
  *
- *   npx tsx scripts/bench-search.ts [queries through Quarry per engine, default 200]
+ *   npm run bench:search -- [--requests N, default 200] [--anchor-only] [--rows 100000|1000000] [--baseline <git ref>]
+ * (`--requests`: queries through Quarry per engine, and per query set in the anchor; a bare number says the same.
+ * The per-engine part always runs on the 100,000-row corpus; `--rows` sizes the anchor.)
  */
 import { linkSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +33,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { ApiClient } from '../test/support/api-client.js';
+import { parseAnchorArgs, runAnchor } from './lib/anchor.js';
 import {
   articles, benchMysqlUrl, benchPgUrl, CORPUS_DIR, CORPUS_ROWS, ensureCorpus, ensureMysqlArticles, ensurePostgresArticles,
   ensurePostgresDatabase, ensureSqliteArticles, SQLITE_FILE, verboseQueries,
@@ -36,11 +42,8 @@ import { spawnServer } from './lib/spawn-server.js';
 import { setAccount } from './lib/store-admin.js';
 import { percentile } from './lib/stats.js';
 
-const measured = Number(process.argv[2] ?? 200);
-if (!Number.isInteger(measured) || measured < 20) {
-  console.error('usage: npx tsx scripts/bench-search.ts [queries through Quarry per engine, >= 20]');
-  process.exit(2);
-}
+const args = parseAnchorArgs(process.argv.slice(2), 'npm run bench:search --');
+const measured = args.requests;
 const WARMUP = 20;
 const LIMIT = 20;
 const MIN_DIRECT = 3;
@@ -80,7 +83,8 @@ async function directRunner(engine: Engine): Promise<{ run(words: string[]): Pro
   };
 }
 
-async function main(): Promise<void> {
+/** Quarry's index against each engine's own naive ranking, and filters and facets (issues 26 and 27). */
+async function perEngine(): Promise<void> {
   ensureCorpus();
   let rows: Array<[string, string]> | null = null;
   const corpusRows = () => (rows ??= articles());
@@ -208,4 +212,5 @@ async function main(): Promise<void> {
   for (const line of refinedLines) console.log(line);
 }
 
-await main();
+if (!args.anchorOnly) await perEngine();
+await runAnchor({ requests: args.requests, rows: args.rows, baseline: args.baseline });

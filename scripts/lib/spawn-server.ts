@@ -33,25 +33,31 @@ export interface SpawnOptions {
    * current sources first (once per benchmark process), so a fresh checkout works and an old dist/ is never measured.
    */
   built?: boolean;
+  /**
+   * The checkout to run (default: this one). A benchmark measuring an older commit beside the current code points it
+   * at that commit's worktree; with `built`, that checkout's own `npm run build` runs there first.
+   */
+  cwd?: string;
 }
 
-let buildDone = false;
+const builtCheckouts = new Set<string>();
 
 const START_TIMEOUT_MS = 120_000;
 
-/** The project's own `npm run build` (package.json says how), once per process. */
-function buildOnce(): void {
-  if (buildDone) return;
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
-  buildDone = true;
+/** The checkout's own `npm run build` (its package.json says how), once per checkout and process. */
+function buildOnce(cwd: string): void {
+  if (builtCheckouts.has(cwd)) return;
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd, stdio: 'inherit' });
+  builtCheckouts.add(cwd);
 }
 
 export async function spawnServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
-  if (options.built) buildOnce();
+  const cwd = options.cwd ?? root;
+  if (options.built) buildOnce(cwd);
   const port = await freePort();
   const entry = options.built ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
-    cwd: root,
+    cwd,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -18,6 +18,8 @@ export interface SphinxAnchor {
   /** A connection of its own, for a concurrent worker. */
   connect(): Promise<{ search(words: string[], limit: number): Promise<number>; close(): Promise<void> }>;
   rssBytes(): number;
+  /** searchd's process id. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ searchd {
     search: (words, limit) => served.search(words, limit),
     connect,
     rssBytes: () => rssOf(child.pid!),
+    pid: child.pid!,
     async stop() {
       await served.close();
       child.kill('SIGTERM');
@@ -113,5 +116,11 @@ searchd {
 /** A process's resident memory (VmRSS), in bytes. */
 export function rssOf(pid: number): number {
   const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb ?? NaN) * 1024;
+}
+
+/** A process's peak resident memory so far (VmHWM), in bytes. */
+export function peakRssOf(pid: number): number {
+  const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kb ?? NaN) * 1024;
 }
