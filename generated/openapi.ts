@@ -1001,6 +1001,15 @@ export interface paths {
          *       `SEMANTIC_INDEX_REQUIRED`; such tables are listed in `semanticUnindexedTables`.
          *     - `hybrid`: both rankings of the same index fused by a convex combination of their normalised scores,
          *       `semanticRatio` (default 0.25) the weight of meaning; tables without vectors still take part by text.
+         *     **Scores, by the path that answered** (`approximate` says which; compare scores within one answer only):
+         *     - the index alone (`approximate` false): `natural` the BM25 score (unbounded, from 0); `semantic` the cosine
+         *       similarity (0.2 to 1); `hybrid` the fused score (0 to 1; each ranking is min-max normalised over the rows
+         *       it read, so the lowest-ranked row read can score 0).
+         *     - live tables took part (`approximate` true; for example right after connecting, before the first sync
+         *       ends, or with `live: true`), and `boolean` mode always: the reciprocal rank fusion score, the sum over
+         *       rankings of 1 / (60 + rank), about 0.016 for a first place in one ranking. The same query answered by
+         *       the index a moment later scores on the BM25 scale, and rows may change order, because the index ranks
+         *       all tables in one set of statistics.
          *     Semantic and hybrid searches count one AI request against the tier's AI requests per hour (429
          *     `AI_RATE_LIMIT_EXCEEDED` beyond it) and are never answered from the result cache.
          *     Results show the row as the index holds it: `databases[].indexedAt` says how fresh that is.
