@@ -284,7 +284,8 @@ export interface paths {
          * Register a user
          * @description Creates a user with role `user` (the role cannot be chosen) and starts a session. Email: a valid address of
          *     at most 254 characters, unique regardless of case (409 `EMAIL_TAKEN`). Password: 10-128 characters with at
-         *     least one letter and one digit or symbol. Name: 1-100 characters. Limited to 5 per hour per client IP.
+         *     least one letter and one digit or symbol. Name: 1-100 characters. Limited to 5 per hour per client IP; a
+         *     registration refused as invalid (400) does not count, so a typo costs no try (409 `EMAIL_TAKEN` does count).
          */
         post: operations["registerUser"];
         delete?: never;
