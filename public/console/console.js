@@ -136,8 +136,8 @@ $('sign-in').addEventListener('submit', async (event) => {
     form.reset();
     $('who').textContent = session.user.email;
     $('views').hidden = false;
-    say(`Signed in as ${session.user.email}.`);
     await show('databases');
+    say(`Signed in as ${session.user.email}.`);
   } catch (error) {
     say(error.message, true);
   }
@@ -157,6 +157,7 @@ async function show(view) {
     else tab.removeAttribute('aria-current');
   }
   if (view !== 'databases') clearTimeout(pollTimer);
+  say('');
   await act(statusLine, loaders[view]);
 }
 
@@ -248,7 +249,10 @@ function updateTableRow(article, connection, table) {
   let row = document.getElementById(id);
   if (!row) {
     row = element('tr', undefined, { id });
-    row.append(element('th', table.table, { scope: 'row' }), element('td'), element('td'), element('td'), element('td'), settingsCell(article, connection, table));
+    const cell = (label) => element('td', undefined, { 'data-label': label });
+    const settings = settingsCell(article, connection, table);
+    settings.setAttribute('data-label', 'Search settings');
+    row.append(element('th', table.table, { scope: 'row' }), cell('Index'), cell('Rows'), cell('Last sync'), cell('Sync progress'), settings);
     article.querySelector('tbody').append(row);
   }
   const [, state, rows, synced, progress] = row.children;
@@ -451,13 +455,16 @@ function svgNode(tag, attributes = {}, text) {
 
 const W = 560;
 const H = 220;
-const PAD = { left: 44, right: 12, top: 12, bottom: 28 };
+const PAD = { left: 44, right: 24, top: 12, bottom: 28 };
 
-/** A nice upper bound of the axis, and a few gridlines with their labels. */
+/** An axis of four steps of a round size (1, 2 or 5 times a power of ten; whole numbers at least), with gridlines. */
 function axis(svg, max) {
-  const top = max <= 0 ? 1 : Math.pow(10, Math.floor(Math.log10(max))) * Math.ceil(max / Math.pow(10, Math.floor(Math.log10(max))));
+  const rough = Math.max(max, 1) / 4;
+  const power = Math.pow(10, Math.floor(Math.log10(rough)));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((size) => size >= rough));
+  const top = step * 4;
   for (let i = 0; i <= 4; i += 1) {
-    const value = (top * i) / 4;
+    const value = step * i;
     const y = H - PAD.bottom - ((H - PAD.top - PAD.bottom) * i) / 4;
     svg.append(svgNode('line', { x1: PAD.left, x2: W - PAD.right, y1: y, y2: y, class: 'grid' }),
       svgNode('text', { x: PAD.left - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, Number.isInteger(value) ? String(value) : value.toFixed(1)));
@@ -509,7 +516,7 @@ function lineChart(labels, series) {
     });
     // The legend names each line by its pattern and marker, so no reader depends on telling colours apart.
     const y = PAD.top + 4 + n * 16;
-    const x = W - PAD.right - 90;
+    const x = PAD.left + 12;
     svg.append(svgNode('line', { x1: x, x2: x + 22, y1: y, y2: y, class: `line line-${n}`, ...(s.dash ? { 'stroke-dasharray': s.dash } : {}) }),
       svgNode('text', { x: x + 28, y: y + 4, class: 'tick' }, s.name));
   });
@@ -557,7 +564,7 @@ $('try-search').addEventListener('submit', (event) => {
     if (!key) throw new Error('A publishable key is needed: make one for this page, or paste one.');
     say('Searching…');
     const data = await api('POST', '/search', { key, body: { query: form.query.value, searchMode: form.mode.value, limit: 10 } });
-    say(`${data.total}${data.totalIsEstimate ? '+' : ''} results in ${data.tookMs} ms`);
+    say(`${data.total}${data.totalIsEstimate ? '+' : ''} result${data.total === 1 ? '' : 's'} in ${data.tookMs} ms`);
     const rows = data.databases.map((db) => {
       const row = element('tr');
       row.append(element('th', db.databaseName, { scope: 'row' }), element('td', db.engine),
