@@ -609,7 +609,8 @@ export interface paths {
          * Usage of one API key
          * @description Computed from the requests the key actually made. Read with a JWT by the key's owner (another user's key
          *     is a 404). `days` limits history to the last N days (default 7); `period` names the bucket size of
-         *     `hourlyBreakdown` (`hour` default); `limit` caps its number of points (newest kept).
+         *     `hourlyBreakdown` (`hour` default); `limit` caps its number of points (newest kept). `allowance` is the key's
+         *     hourly limit as it stands now: how much of it is left.
          */
         get: operations["getApiKeyUsage"];
         put?: never;
@@ -1828,6 +1829,15 @@ export interface components {
         };
         KeyUsage: {
             keyId: string;
+            /** @description The key's own hourly limit now, as its X-RateLimit-* headers would report it: requests counted in its sliding hour and those left (the account's plan may bound it further: `GET /api/v1/rate-limit/status`). */
+            allowance: {
+                /** @description Requests per hour of its tier (or its custom limits). */
+                limit: number;
+                used: number;
+                remaining: number;
+                /** @description When the oldest counted request leaves the hour (now when none is counted). */
+                resetAt: components["schemas"]["Timestamp"];
+            };
             /**
              * @description Bucket size of `hourlyBreakdown`.
              * @enum {string}

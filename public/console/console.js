@@ -350,8 +350,8 @@ $('copy-secret').addEventListener('click', () => act(statusLine, async () => {
 
 async function loadKeys() {
   const { apiKeys } = await api('GET', '/keys');
-  const used = await Promise.all(apiKeys.map((key) => (key.isActive
-    ? api('GET', `/keys/${key.id}/usage?days=1`).then((data) => data.usage.totalRequests, () => null)
+  const allowances = await Promise.all(apiKeys.map((key) => (key.isActive
+    ? api('GET', `/keys/${key.id}/usage?days=1`).then((data) => data.usage.allowance, () => null)
     : Promise.resolve(null))));
   const rows = apiKeys.map((key, i) => {
     const row = element('tr', undefined, { 'data-id': key.id });
@@ -382,7 +382,7 @@ async function loadKeys() {
     }
     row.append(element('th', key.name, { scope: 'row' }), element('td', key.type), element('td', key.keyPrefix, { className: 'mono' }),
       element('td', key.rateLimitTier), element('td', key.environment), element('td', when(key.lastUsed)),
-      element('td', used[i] === null ? '—' : `${used[i].toLocaleString()} requests`), actions);
+      element('td', allowances[i] ? `${allowances[i].remaining.toLocaleString()} of ${allowances[i].limit.toLocaleString()}` : '—'), actions);
     return row;
   });
   $('key-table').tBodies[0].replaceChildren(...rows);

@@ -136,7 +136,7 @@ describe.skipIf(!runs)(browserSuite('GET /console in headless Chromium'), () => 
     expect(await page.isVisible('#copy-secret')).toBe(true);
     const row = page.locator('#key-table tbody tr:has(th:text-is("Server search"))');
     await row.waitFor();
-    expect(await row.locator('td').allTextContents()).toEqual(expect.arrayContaining(['secret', 'free', 'test', 'never']));
+    expect(await row.locator('td').allTextContents()).toEqual(expect.arrayContaining(['secret', 'free', 'test', 'never', '1,000 of 1,000']));
     await checkView('keys');
     await page.screenshot({ path: shot('keys'), fullPage: true });
     await page.click('button[aria-label="Revoke Server search"]');
