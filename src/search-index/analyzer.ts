@@ -58,7 +58,7 @@ export function highlightByStems(
     let first = -1;
     for (const match of text.matchAll(WORD)) {
       if (!matches(match[0], stems)) continue;
-      found.add(stemOf(fold(match[0])));
+      found.add(stem(fold(match[0])));
       if (first < 0) first = match.index;
       if (found.size === stems.size) break;
     }
