@@ -177,6 +177,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console page
+         * @description Sign in with e-mail and password (the access token lives in the page's memory only: a reload signs in
+         *     again), then: each database connection with its tables' index state and a live progress bar of a running
+         *     sync, and buttons to test, sync, turn semantic search on and choose filterable and sortable columns; the
+         *     account's keys (create, with the secret shown once; revoke; regenerate); analytics charts for a chosen range
+         *     (`GET /api/v1/analytics/overview`); and a search to try with a publishable key for this page's origin (a
+         *     secret key is never sent from a page: 403 `SECRET_KEY_IN_BROWSER`). Every action is one call of this API.
+         *     Served entirely by Quarry (`GET /console/console.js`, `GET /console/console.css`; no CDN), under the same
+         *     strict `Content-Security-Policy` as the playground.
+         */
+        get: operations["getConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/console.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script of the console
+         * @description The console's script, readable as it is (no build step, no framework): DOM calls and this API.
+         */
+        get: operations["getConsoleScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/console.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Style sheet of the console
+         * @description The console's style sheet.
+         */
+        get: operations["getConsoleStyle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/management/health": {
         parameters: {
             query?: never;
@@ -284,7 +351,8 @@ export interface paths {
          * Register a user
          * @description Creates a user with role `user` (the role cannot be chosen) and starts a session. Email: a valid address of
          *     at most 254 characters, unique regardless of case (409 `EMAIL_TAKEN`). Password: 10-128 characters with at
-         *     least one letter and one digit or symbol. Name: 1-100 characters. Limited to 5 per hour per client IP.
+         *     least one letter and one digit or symbol. Name: 1-100 characters. Limited to 5 per hour per client IP; a
+         *     registration refused as invalid (400) does not count, so a typo costs no try (409 `EMAIL_TAKEN` does count).
          */
         post: operations["registerUser"];
         delete?: never;
@@ -541,7 +609,8 @@ export interface paths {
          * Usage of one API key
          * @description Computed from the requests the key actually made. Read with a JWT by the key's owner (another user's key
          *     is a 404). `days` limits history to the last N days (default 7); `period` names the bucket size of
-         *     `hourlyBreakdown` (`hour` default); `limit` caps its number of points (newest kept).
+         *     `hourlyBreakdown` (`hour` default); `limit` caps its number of points (newest kept). `allowance` is the key's
+         *     hourly limit as it stands now: how much of it is left.
          */
         get: operations["getApiKeyUsage"];
         put?: never;
@@ -1001,6 +1070,15 @@ export interface paths {
          *       `SEMANTIC_INDEX_REQUIRED`; such tables are listed in `semanticUnindexedTables`.
          *     - `hybrid`: both rankings of the same index fused by a convex combination of their normalised scores,
          *       `semanticRatio` (default 0.25) the weight of meaning; tables without vectors still take part by text.
+         *     **Scores, by the path that answered** (`approximate` says which; compare scores within one answer only):
+         *     - the index alone (`approximate` false): `natural` the BM25 score (unbounded, from 0); `semantic` the cosine
+         *       similarity (0.2 to 1); `hybrid` the fused score (0 to 1; each ranking is min-max normalised over the rows
+         *       it read, so the lowest-ranked row read can score 0).
+         *     - live tables took part (`approximate` true; for example right after connecting, before the first sync
+         *       ends, or with `live: true`), and `boolean` mode always: the reciprocal rank fusion score, the sum over
+         *       rankings of 1 / (60 + rank), about 0.016 for a first place in one ranking. The same query answered by
+         *       the index a moment later scores on the BM25 scale, and rows may change order, because the index ranks
+         *       all tables in one set of statistics.
          *     Semantic and hybrid searches count one AI request against the tier's AI requests per hour (429
          *     `AI_RATE_LIMIT_EXCEEDED` beyond it) and are never answered from the result cache.
          *     Results show the row as the index holds it: `databases[].indexedAt` says how fresh that is.
@@ -1151,6 +1229,31 @@ export interface paths {
          *     (ties: the newer first).
          */
         get: operations["getAnalyticsPerformance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Searches, latency percentiles, queries and databases of a range
+         * @description What the console's charts draw (`GET /console`), for any client: per UTC day of the range, the caller's
+         *     searches and their p50 and p95 response times (ms, nearest rank, exact); the most searched queries; the
+         *     queries that found nothing (status ok, no results), most frequent first, to act on (a synonym, a missing
+         *     row, a column to index); and each connection's share of the searches that read it (a search that reads
+         *     two connections counts for both, so shares may sum past 1; a deleted connection's `name` is null). Lists
+         *     hold at most `limit` entries, ties in code point order.
+         */
+        get: operations["getAnalyticsOverview"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1726,6 +1829,15 @@ export interface components {
         };
         KeyUsage: {
             keyId: string;
+            /** @description The key's own hourly limit now, as its X-RateLimit-* headers would report it: requests counted in its sliding hour and those left (the account's plan may bound it further: `GET /api/v1/rate-limit/status`). */
+            allowance: {
+                /** @description Requests per hour of its tier (or its custom limits). */
+                limit: number;
+                used: number;
+                remaining: number;
+                /** @description When the oldest counted request leaves the hour (now when none is counted). */
+                resetAt: components["schemas"]["Timestamp"];
+            };
             /**
              * @description Bucket size of `hourlyBreakdown`.
              * @enum {string}
@@ -2526,6 +2638,47 @@ export interface components {
         SearchTrendsListResponse: {
             success: components["schemas"]["SuccessFlag"];
             data: components["schemas"]["TrendEntry"][];
+            meta: components["schemas"]["Meta"];
+        };
+        AnalyticsOverviewResponse: {
+            success: components["schemas"]["SuccessFlag"];
+            data: {
+                /** @description The period name, or `<startDate>/<endDate>` when startDate was given. */
+                period: string;
+                /** Format: date */
+                startDate: string;
+                /** Format: date */
+                endDate: string;
+                totalSearches: number;
+                /** @description Every UTC day of the range, oldest first, days without searches included (their percentiles 0). */
+                days: {
+                    /** Format: date */
+                    date: string;
+                    searches: number;
+                    /** @description Median response time of the day's searches. */
+                    p50Ms: number;
+                    p95Ms: number;
+                }[];
+                topQueries: {
+                    query: string;
+                    searches: number;
+                    averageResults: number;
+                }[];
+                zeroResultQueries: {
+                    query: string;
+                    /** @description Searches of this query that found nothing. */
+                    searches: number;
+                    lastSearchedAt: components["schemas"]["Timestamp"];
+                }[];
+                databases: {
+                    databaseId: string;
+                    /** @description The connection's name; null once it is deleted. */
+                    name: string | null;
+                    searches: number;
+                    /** @description Its searches over all searches of the range, to 4 decimals. */
+                    share: number;
+                }[];
+            };
             meta: components["schemas"]["Meta"];
         };
         PerformanceResponse: {
@@ -3545,6 +3698,80 @@ export interface operations {
         };
     };
     getSearchPlaygroundStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The style sheet. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Script, style and requests of this origin only; no HTML from strings; nothing may frame the page.
+                     * @example default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'
+                     */
+                    "Content-Security-Policy": string;
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getConsoleScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getConsoleStyle: {
         parameters: {
             query?: never;
             header?: never;
@@ -5607,6 +5834,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PerformanceResponse"];
+                };
+            };
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getAnalyticsOverview: {
+        parameters: {
+            query?: {
+                /**
+                 * @description First day included (UTC). Given, it overrides `period` and the range is `startDate`..`endDate`. At most
+                 *     366 days before `endDate` (both included) and not in the future, else 400 `VALIDATION_ERROR`.
+                 * @example 2026-11-16
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /**
+                 * @description Last day included (UTC); default today. Not after today and not before `startDate`, else 400 `VALIDATION_ERROR`.
+                 * @example 2026-11-22
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description Without `startDate`, the range is this many days ending at `endDate`: day 1, week 7, month 30, 3months 90,
+                 *     6months 180, year 365. Time series of a range of up to 14 days have one point per day, up to 92 days one per
+                 *     week (weeks start on Monday), beyond that one per month; empty buckets are included.
+                 */
+                period?: components["parameters"]["AnalyticsPeriod"];
+                /** @description Most entries in each list. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsOverviewResponse"];
                 };
             };
             400: components["responses"]["AnalyticsBadRequest"];

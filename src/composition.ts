@@ -271,7 +271,7 @@ export function createServices(infra: Infrastructure) {
     connectionListeners,
     embeddings,
     searchIndex,
-    keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestUsageRepository, flushPending: () => usage.flush() }),
+    keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestUsageRepository, limits, flushPending: () => usage.flush() }),
     usage,
     violations,
     limits,

@@ -63,6 +63,13 @@ export async function enforcePolicies(c: Context, env: HandlerEnv): Promise<void
     if (admission.window) state.rateLimit = admission.window;
     state.rateLimitExempt = !admission.counted;
     if (admission.release) state.onDone.push(admission.release);
+    const { refund } = admission;
+    if (refund && typeof limit === 'object' && limit.uncounted) {
+      const uncounted = limit.uncounted;
+      state.onDone.push((status) => {
+        if (uncounted.includes(status)) refund().catch(() => undefined);
+      });
+    }
   } catch (error) {
     if (error instanceof AppError && error.code === 'RATE_LIMIT_EXCEEDED') state.rateLimited = true;
     throw error;

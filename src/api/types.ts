@@ -46,8 +46,8 @@ export interface RequestState {
   rateLimited?: boolean;
   /** Set when the operation does not count against the key's limit. */
   rateLimitExempt?: boolean;
-  /** Work to run when the response is done (releasing a concurrency slot). */
-  onDone: Array<() => void>;
+  /** Work to run when the response is done, with its status (releasing a concurrency slot, refunding a try). */
+  onDone: Array<(status: number) => void>;
 }
 
 export function createRequestState(requestId: string): RequestState {

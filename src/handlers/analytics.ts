@@ -19,6 +19,10 @@ export async function getAnalyticsPopularQueries(c: Context, { services }: Handl
   return reply('getAnalyticsPopularQueries', 200, await services.analytics.popularQueries(userOf(c), c.request.query as QueryOf<'getAnalyticsPopularQueries'>));
 }
 
+export async function getAnalyticsOverview(c: Context, { services }: HandlerEnv): Promise<Reply> {
+  return reply('getAnalyticsOverview', 200, await services.analytics.overview(userOf(c), c.request.query as QueryOf<'getAnalyticsOverview'>));
+}
+
 export async function getAnalyticsInsights(c: Context, { services }: HandlerEnv): Promise<Reply> {
   const query = c.request.query as QueryOf<'getAnalyticsInsights'>;
   return reply('getAnalyticsInsights', 200, await services.analytics.insights(userOf(c), query, query.includeRecommendations ?? true));

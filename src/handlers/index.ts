@@ -1,6 +1,7 @@
 import type { OperationHandler } from '../api/types.js';
 import * as accounts from './accounts.js';
 import * as analytics from './analytics.js';
+import * as consolePage from './console.js';
 import * as databases from './databases.js';
 import * as docs from './docs.js';
 import * as health from './health.js';
@@ -24,4 +25,5 @@ export const handlers: Record<string, OperationHandler> = {
   ...rateLimit,
   ...docs,
   ...playground,
+  ...consolePage,
 };

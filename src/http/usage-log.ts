@@ -12,7 +12,7 @@ export function usageLog(logger: Logger, recorder: UsageRecorder, now: () => num
       await next();
     } finally {
       const durationMs = Math.round(performance.now() - started);
-      for (const done of state.onDone) done();
+      for (const done of state.onDone) done(ctx.status);
       logger.info({ requestId: state.requestId, method: ctx.method, path: ctx.path, operationId: state.operationId, status: ctx.status, durationMs }, 'request');
       if (state.keyCaller) {
         recorder.record({

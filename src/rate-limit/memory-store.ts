@@ -61,6 +61,10 @@ export class MemoryStore implements RateLimitStore {
     return toDecision(result, rule, nowMs);
   }
 
+  async refund(subject: string, atMs: number): Promise<void> {
+    this.subjects.get(subject)?.log.remove(Math.floor(atMs));
+  }
+
   async acquireConcurrency(
     subject: string, max: number, leaseId: string, nowMs: number, leaseTtlMs: number,
   ): Promise<boolean> {

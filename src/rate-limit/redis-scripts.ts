@@ -111,3 +111,10 @@ local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', key, math.max(1, tonumber(newest[2]) - now))
 return 1
 `;
+
+/** Takes back one request recorded at a time: KEYS[1] log, ARGV[1] the admission time (its score). */
+export const REFUND_LUA = `
+local hit = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1], 'LIMIT', 0, 1)
+if hit[1] then redis.call('ZREM', KEYS[1], hit[1]) end
+return 0
+`;

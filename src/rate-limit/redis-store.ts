@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { combine, toDecision, type RateLimitDecision, type RefusalReason } from './decision.js';
-import { ACQUIRE_LUA, CONSUME_LUA } from './redis-scripts.js';
+import { ACQUIRE_LUA, CONSUME_LUA, REFUND_LUA } from './redis-scripts.js';
 import type { RateLimitRule } from './rules.js';
 import type { CombinedDecision, LimitCheck, RateLimitStore, StoreStatus } from './store.js';
 
@@ -29,6 +29,7 @@ interface ScriptedRedis extends Redis {
   /** The number of keys comes first (the script takes two per limit). */
   quarryRateLimitConsume(numberOfKeys: number, ...keysAndArgs: ScriptArg[]): Promise<number[]>;
   quarryRateLimitAcquire(leasesKey: string, ...args: ScriptArg[]): Promise<number>;
+  quarryRateLimitRefund(logKey: string, ...args: ScriptArg[]): Promise<number>;
 }
 
 const REASONS: readonly (RefusalReason | null)[] = [null, 'hourly', 'burst', 'blocked'];
@@ -60,6 +61,7 @@ export class RedisStore implements RateLimitStore {
     });
     client.defineCommand('quarryRateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('quarryRateLimitAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
+    client.defineCommand('quarryRateLimitRefund', { numberOfKeys: 1, lua: REFUND_LUA });
     this.client = client as ScriptedRedis;
   }
 
@@ -74,6 +76,10 @@ export class RedisStore implements RateLimitStore {
 
   async peek(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
     return (await this.decide([{ subject, rule }], nowMs, true))[0]!;
+  }
+
+  async refund(subject: string, atMs: number): Promise<void> {
+    await this.client.quarryRateLimitRefund(this.key(subject, 'log'), Math.floor(atMs));
   }
 
   async acquireConcurrency(

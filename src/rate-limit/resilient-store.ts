@@ -68,6 +68,10 @@ export class ResilientStore implements RateLimitStore {
   }
 
   /** Releases in both stores: the lease may have been taken from either side of an outage's edge. */
+  refund(subject: string, atMs: number): Promise<void> {
+    return this.run((store) => store.refund(subject, atMs));
+  }
+
   async releaseConcurrency(subject: string, leaseId: string): Promise<void> {
     await this.fallback.releaseConcurrency(subject, leaseId);
     if (!this.up) return;

@@ -51,6 +51,11 @@ export interface RateLimitStore {
    */
   peek(subject: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision>;
   /**
+   * Takes back one request `consume` recorded for `subject` at `atMs` (the same `nowMs`), for an operation whose
+   * refused requests do not count (`x-quarry-rate-limit` `uncounted`). A block it started stays.
+   */
+  refund(subject: string, atMs: number): Promise<void>;
+  /**
    * Takes one of `max` concurrent slots for `leaseId` until `nowMs + leaseTtlMs`; false when all are taken.
    * Re-acquiring a held lease renews it. Leases expire, so a process that dies holding one cannot leak it.
    * `max` is finite: for an unlimited tier (concurrentConnections null) callers do not acquire at all.

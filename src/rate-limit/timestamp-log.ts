@@ -47,6 +47,17 @@ export class TimestampLog {
     for (let i = index; i < this.times.length; i++) this.ends[i]! += 1;
   }
 
+  /** Forgets one timestamp `ts`, if one is logged. */
+  remove(ts: number): void {
+    const index = this.firstIndexAfter(ts) - 1;
+    if (index < this.head || this.times[index] !== ts) return;
+    for (let i = index; i < this.times.length; i++) this.ends[i]! -= 1;
+    if (this.ends[index] === this.countBefore(index)) {
+      this.times.splice(index, 1);
+      this.ends.splice(index, 1);
+    }
+  }
+
   /** Forgets every timestamp <= cutoff. */
   dropUpTo(cutoff: number): void {
     this.head = this.firstIndexAfter(cutoff);

@@ -120,7 +120,7 @@ function truncate(sequelize: Sequelize, column: string, unit: 'hour' | 'day'): s
 }
 
 /** The elements of a JSON array column of `r` with one JSON type, one row each as `e.value`, for a FROM clause. */
-function jsonElements(sequelize: Sequelize, column: string, type: 'string' | 'object'): { from: string; where: string } {
+export function jsonElements(sequelize: Sequelize, column: string, type: 'string' | 'object'): { from: string; where: string } {
   if (sequelize.getDialect() === 'postgres') {
     return {
       from: `json_array_elements(CASE WHEN json_typeof(r.${column}) = 'array' THEN r.${column} ELSE '[]'::json END) AS e(value)`,

@@ -1,5 +1,6 @@
 import { SearchRecordModel } from '../models/index.js';
 import type { SearchFilter, UnindexedTable } from './search-record-repository.js';
+import { jsonElements } from './search-rollups.js';
 import { num, select, textOrder, toDate } from './sql-helpers.js';
 import { bucketExpression, type BucketUnit } from './time-buckets.js';
 
@@ -218,6 +219,44 @@ export const searchStatsRepository = {
       SELECT database_id, table_name, SUM(searches) AS count FROM search_table_stats_daily WHERE ${within(filter, 'day')} AND kind = 'unindexed'
       GROUP BY database_id, table_name ORDER BY 3 DESC, ${textOrder(sequelize(), 'database_id')} ASC, ${textOrder(sequelize(), 'table_name')} ASC`, params(filter));
     return rows.map((row) => ({ databaseId: String(row.database_id), table: String(row.table_name), count: num(row.count) }));
+  },
+
+  /** Per UTC day (YYYY-MM-DD) with searches, the nearest-rank percentiles asked for, exact (the daily histogram). */
+  async dailyPercentiles(filter: SearchFilter, percentiles: number[]): Promise<Map<string, number[]>> {
+    const rows = await select(sequelize(), `
+      SELECT ${bucketOf('day', 'day')} AS bucket, response_time_ms AS ms, SUM(searches) AS count FROM search_latency_daily
+      WHERE ${within(filter, 'day')} GROUP BY 1, 2 ORDER BY 1, 2`, params(filter));
+    const days = new Map<string, Array<{ ms: number; count: number }>>();
+    for (const row of rows) days.set(String(row.bucket), [...(days.get(String(row.bucket)) ?? []), { ms: num(row.ms), count: num(row.count) }]);
+    const out = new Map<string, number[]>();
+    for (const [day, histogram] of days) {
+      const total = histogram.reduce((sum, h) => sum + h.count, 0);
+      out.set(day, percentiles.map((p) => {
+        const rank = Math.max(1, Math.ceil((p / 100) * total));
+        let seen = 0;
+        return histogram.find((h) => (seen += h.count) >= rank)?.ms ?? 0;
+      }));
+    }
+    return out;
+  },
+
+  /** Queries whose searches found nothing (status ok), most such searches first, ties by query text. */
+  async zeroResultQueries(filter: SearchFilter, limit: number): Promise<Array<{ query: string; count: number; lastAt: Date }>> {
+    const rows = await select(sequelize(), `
+      SELECT query, SUM(zero_results) AS count, MAX(last_at) AS last_at FROM search_query_stats_daily WHERE ${within(filter, 'day')}
+      GROUP BY query HAVING SUM(zero_results) > 0 ORDER BY 2 DESC, ${textOrder(sequelize(), 'query')} ASC LIMIT :limit`, params(filter, { limit }));
+    return rows.map((row) => ({ query: String(row.query), count: num(row.count), lastAt: toDate(row.last_at)! }));
+  },
+
+  /** Searches that read each connection (from the raw records: the roll-ups keep tables, not connections). */
+  async databaseCounts(filter: SearchFilter): Promise<Array<{ databaseId: string; count: number }>> {
+    const elements = jsonElements(sequelize(), 'databases', 'string');
+    const id = sequelize().getDialect() === 'postgres' ? `(e.value #>> '{}')` : 'e.value';
+    const rows = await select(sequelize(), `
+      SELECT ${id} AS database_id, COUNT(DISTINCT r.id) AS count FROM search_records r, ${elements.from}
+      WHERE ${elements.where} AND r.created_at >= :from AND r.created_at < :to${filter.userId ? ' AND r.user_id = :userId' : ''}
+      GROUP BY 1 ORDER BY 2 DESC, 1 ASC`, params(filter));
+    return rows.map((row) => ({ databaseId: String(row.database_id), count: num(row.count) }));
   },
 
   /** Nearest-rank percentile of response times, exact (from the daily histogram of distinct values). */

@@ -40,7 +40,8 @@ function matches(word: string, stems: Set<string>): boolean {
 }
 
 /**
- * A snippet around the first matching word of the first column that has one (escaped, matches in <mark>), and the
+ * A snippet around the first matching word of the column that holds the most of the query's words (the first such
+ * column on a tie: a short title beats a long text that says no more), escaped with matches in <mark>, and the
  * columns that contain a matching word. A row matched by meaning alone shows the start of its text, and its
  * matched columns are the text columns it was embedded from (those with text).
  */
@@ -50,16 +51,21 @@ export function highlightByStems(
   stems: Set<string>,
 ): { snippet: string; matchedColumns: string[] } {
   const matchedColumns: string[] = [];
-  let best: { text: string; index: number } | null = null;
+  let best: { text: string; index: number; words: number } | null = null;
   for (const column of columns) {
     const text = textOf(fields[column]);
     if (!text) continue;
+    const found = new Set<string>();
+    let first = -1;
     for (const match of text.matchAll(WORD)) {
       if (!matches(match[0], stems)) continue;
-      matchedColumns.push(column);
-      best ??= { text, index: match.index };
-      break;
+      found.add(stem(fold(match[0])));
+      if (first < 0) first = match.index;
+      if (found.size === stems.size) break;
     }
+    if (first < 0) continue;
+    matchedColumns.push(column);
+    if (!best || found.size > best.words) best = { text, index: first, words: found.size };
   }
   if (!best) {
     const withText = columns.filter((c) => (textOf(fields[c]) ?? '').trim() !== '');

@@ -107,7 +107,7 @@ export function compileFilter(filter: FilterNode, targets: FilterTarget[]): Comp
       throw invalid(`${path}/op`, RANGE_OPS.has(node.op) ? `${node.op} compares numbers or dates, not these values` : 'mixes values of different types');
     }
     const available = targets.flatMap((t) => t.columns.filter((c) => c.column === node.column));
-    if (available.length === 0) throw invalid(`${path}/column`, `names "${node.column}", which no selected table can filter by (make it filterable with updateIndexedTable; a column chosen since the last sync counts once the sync that writes it ends, see columnsReady)`);
+    if (available.length === 0) throw invalid(`${path}/column`, `names "${node.column}", which no selected table can filter by (make it filterable: PATCH /api/v1/databases/{databaseId}/index/tables/{table} with {"filterableColumns": [...]}; a column chosen since the last sync counts once the sync that writes it ends, see columnsReady)`);
     if (!available.some((c) => kinds.includes(c.kind))) {
       throw invalid(`${path}/value`, `does not fit column "${node.column}" (${[...new Set(available.map((c) => c.kind))].join(' or ')})`);
     }

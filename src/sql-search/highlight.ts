@@ -94,8 +94,8 @@ export function textOf(value: unknown): string | null {
 }
 
 /**
- * A snippet of about SNIPPET_CHARS characters around the first match in the first matching column, escaped, with
- * every match in it marked; and which columns match at all.
+ * A snippet of about SNIPPET_CHARS characters around the first match in the column that matches the most of the
+ * terms (the first such column on a tie), escaped, with every match in it marked; and which columns match at all.
  */
 export function highlightRow(
   fields: Record<string, unknown>,
@@ -105,7 +105,7 @@ export function highlightRow(
 ): { snippet: string; matchedColumns: string[] } {
   const pattern = termPattern(terms, style);
   const matchedColumns: string[] = [];
-  let best: { text: string; index: number } | null = null;
+  let best: { text: string; index: number; terms: number } | null = null;
   for (const column of columns) {
     const text = textOf(fields[column]);
     if (!text || !pattern) continue;
@@ -113,7 +113,8 @@ export function highlightRow(
     const match = pattern.exec(text);
     if (!match) continue;
     matchedColumns.push(column);
-    best ??= { text, index: match.index };
+    const found = terms.length === 1 ? 1 : termsIn(text, terms, style);
+    if (!best || found > best.terms) best = { text, index: match.index, terms: found };
   }
   if (!best) {
     const first = columns.map((c) => textOf(fields[c])).find((t): t is string => Boolean(t)) ?? '';
@@ -122,6 +123,11 @@ export function highlightRow(
   const start = Math.max(0, best.index - LEAD_CHARS);
   const window = cut(best.text, start);
   return { snippet: markWindow(window, pattern!), matchedColumns };
+}
+
+/** How many of the terms a text holds (each term's own pattern: the alternation finds only the leftmost). */
+function termsIn(text: string, terms: PositiveTerm[], style: MatchStyle): number {
+  return terms.filter((term) => termPattern([term], style)!.test(text)).length;
 }
 
 /** SNIPPET_CHARS characters from `start`, widened to whole words, with … where text was cut (escaped to &hellip;). */

@@ -70,6 +70,26 @@ describe('registerUser', () => {
     expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
   });
+
+  it('when registrations are refused as invalid (a typo, a weak password), then they cost no try; a taken address still does', async () => {
+    const ip = fromIp();
+    const register = (body: Record<string, unknown>) => t.client.post('/api/v1/auth/register', { name: 'R', password: 'correct-horse-42', ...body }, ip);
+    const invalid = [
+      await register({ email: 'ada@example' }),
+      await register({ email: uniqueEmail(), password: 'short' }),
+      await register({ email: uniqueEmail(), password: 'onlyletterslong' }),
+      await register({ email: uniqueEmail(), name: '   ' }),
+      await register({ email: uniqueEmail(), nmae: 'typo' }),
+      await register({ email: uniqueEmail(), password: 'short' }),
+    ];
+    expect(invalid.map((r) => r.status)).toEqual([400, 400, 400, 400, 400, 400]);
+    const taken = await register({ email: (await registerUser(t.client)).email });
+    expect(taken.status).toBe(409);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await register({ email: uniqueEmail() })).status);
+    // Five tries an hour: the 409 took one, the six invalid ones none.
+    expect(statuses).toEqual([201, 201, 201, 201, 429]);
+  });
 });
 
 describe('loginUser', () => {

@@ -271,6 +271,43 @@ describe('getAnalyticsPopularQueries', () => {
   });
 });
 
+describe('getAnalyticsOverview', () => {
+  it('when alice reads her week, then searches and p50/p95 per day, top and zero-result queries and each database\'s share', async () => {
+    const res = await get('/api/v1/analytics/overview?limit=3', alice);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const data = res.body.data;
+    expect(data).toMatchObject({ period: 'week', startDate: dayOf(6), endDate: T, totalSearches: 17 });
+    // Nearest rank over each day's response times, e.g. T-2: 50 50 50 128 132 -> p50 the 3rd, p95 the 5th.
+    expect(data.days).toEqual([
+      { date: dayOf(6), searches: 0, p50Ms: 0, p95Ms: 0 },
+      { date: dayOf(5), searches: 1, p50Ms: 40, p95Ms: 40 },
+      { date: dayOf(4), searches: 2, p50Ms: 80, p95Ms: 600 },
+      { date: dayOf(3), searches: 2, p50Ms: 700, p95Ms: 900 },
+      { date: dayOf(2), searches: 5, p50Ms: 50, p95Ms: 132 },
+      { date: dayOf(1), searches: 5, p50Ms: 113, p95Ms: 127 },
+      { date: T, searches: 2, p50Ms: 30, p95Ms: 30 },
+    ]);
+    expect(data.topQueries).toEqual([
+      { query: 'headphones', searches: 6, averageResults: 10 },
+      { query: 'usb cable', searches: 3, averageResults: 4 },
+      { query: 'annual report', searches: 2, averageResults: 2 },
+    ]);
+    // The failed search that found nothing is a failure, not a query without results.
+    expect(data.zeroResultQueries).toEqual([{ query: 'zzzx', searches: 2, lastSearchedAt: at(0, 9).toISOString() }]);
+    expect(data.databases).toEqual([
+      { databaseId: DB.pg, name: 'Catalog', searches: 15, share: 0.8824 },
+      { databaseId: DB.my, name: 'Reviews', searches: 2, share: 0.1176 },
+      { databaseId: DB.lite, name: 'Notes', searches: 1, share: 0.0588 },
+    ]);
+  });
+
+  it('when bob reads his, then only his searches count', async () => {
+    const data = (await get('/api/v1/analytics/overview', bob)).body.data;
+    expect(data.totalSearches).toBe(3);
+    expect(data.zeroResultQueries.map((q: { query: string }) => q.query)).toEqual(['laptop']);
+  });
+});
+
 describe('getAnalyticsInsights', () => {
   it('when read, then each rule fires on the seeded searches with its figures and the exact index statements', async () => {
     const res = await get('/api/v1/analytics/insights', alice);

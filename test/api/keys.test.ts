@@ -226,6 +226,18 @@ describe('getApiKeyUsage', () => {
     expect(listed.lastUsed).not.toBeNull();
   });
 
+  it('when a key made requests, then usage says how much of its hourly allowance is left, as its own limit counts it', async () => {
+    const user = await registerUser(t.client);
+    const key = await createKey(t.client, user, { permissions: ['analytics'] });
+    // Counted requests (the rate-limit status itself is exempt from the limit it reports).
+    for (let i = 0; i < 3; i += 1) expect((await t.client.get('/api/v1/search/history', { token: key.secret })).status).toBe(200);
+    const res = await t.client.get(`/api/v1/keys/${key.id}/usage?days=1`, { token: user.token });
+    expect(res.status).toBe(200);
+    // The free tier's 1,000 requests an hour, the three above counted in its sliding hour.
+    expect(res.body.data.usage.allowance).toMatchObject({ limit: 1000, used: 3, remaining: 997 });
+    expect(Date.parse(res.body.data.usage.allowance.resetAt)).toBeGreaterThan(Date.now());
+  });
+
   it.each(['days=0', 'days=366', 'period=year', 'limit=0'])('when the query is %s, then 400', async (query) => {
     const user = await registerUser(t.client);
     const key = await createKey(t.client, user);

@@ -129,6 +129,18 @@ describe('filter', () => {
     expect(res.body.error.details.errors[0].message).toContain(words);
   });
 
+  it.each([
+    ['filter', { filter: { column: 'colour', op: 'eq', value: 'red' } }, 'filterableColumns'],
+    ['sort', { sort: [{ column: 'colour', direction: 'asc' }] }, 'sortableColumns'],
+    ['facets', { facets: ['colour'] }, 'filterableColumns'],
+  ])('when %s names a column no table offers, then the message says which request makes it so (method and path), not an operationId', async (_label, refinement, setting) => {
+    const res = await search({ query: 'headphones', databases: [shop.id], ...refinement });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    const message: string = res.body.error.details.errors[0].message;
+    expect(message).toContain(`PATCH /api/v1/databases/{databaseId}/index/tables/{table} with {"${setting}"`);
+    expect(message).not.toMatch(/updateIndexedTable/);
+  });
+
   it('when a filter holds quotes and SQL, then it is a value like any other', async () => {
     const res = await search({ query: 'headphones', databases: [shop.id], filter: { column: 'category', op: 'eq', value: "audio' OR '1'='1" } });
     expect(res.status).toBe(200);

@@ -181,6 +181,23 @@ describe(`the examples of openapi.yaml (${contract.operations.length} operations
     expect(problems).toEqual([]);
   });
 
+  it('when an error example tells the user what to call, then it names a method and path the contract has and does not deprecate, never an operationId', () => {
+    const ids = contract.operations.map((o) => o.operationId);
+    const strings = (value: unknown): string[] =>
+      typeof value === 'string' ? [value] : typeof value === 'object' && value !== null ? Object.values(value).flatMap(strings) : [];
+    const problems = errorBodies.flatMap((e) =>
+      strings((e.value as ErrorBody).error).flatMap((text) => [
+        ...[...text.matchAll(/\b(GET|PUT|POST|PATCH|DELETE) (\/[^\s,;)]+)/g)].flatMap(([, method, path]) => {
+          const called = contract.operations.find((o) => o.method === method && new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path!.replace(/\.$/, '')));
+          if (!called) return [`${label(e)}: names ${method} ${path}, which the contract does not have`];
+          return called.spec.deprecated ? [`${label(e)}: names ${method} ${path} (${called.operationId}), which is deprecated`] : [];
+        }),
+        ...ids.filter((id) => new RegExp(`\\b${id}\\b`).test(text)).map((id) => `${label(e)}: names the operationId ${id} where a user needs its method and path`),
+      ]),
+    );
+    expect(problems).toEqual([]);
+  });
+
   it('when the search is mocked, then each search mode has its own selectable example, ranked, with scores of that mode and highlighted snippets', () => {
     const results = responses.filter((e) => e.operation.operationId === 'searchDatabases' && e.place === '200 application/json');
     // One example per mode, and a natural answer whose query was relaxed (issue 33).

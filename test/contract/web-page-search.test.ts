@@ -57,6 +57,18 @@ async function site(): Promise<Site> {
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+/** The snippets Quarry answers for `query`, as text: the marks taken out and the escaped characters put back. */
+async function snippetsAsText(quarryUrl: string, key: string, origin: string, query: string): Promise<string[]> {
+  const response = await fetch(`${quarryUrl}/api/v1/search`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', origin },
+    body: JSON.stringify({ query, limit: 10 }),
+  });
+  const body = (await response.json()) as { data: { results: { snippet: string }[] } };
+  const entities: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&hellip;': '…' };
+  return body.data.results.map((r) => r.snippet.replace(/<\/?mark>/g, '').replace(/&(?:amp|lt|gt|quot|#39|hellip);/g, (e) => entities[e]!));
+}
+
 let fresh: ServerProcess;
 let listed: TestServer;
 let dataDir: string;
@@ -121,6 +133,9 @@ describe.skipIf(!runs)(browserSuite("the README's search page on another origin,
     expect(shown.items.length).toBeGreaterThan(0);
     expect(shown.items.join(' ')).toMatch(/granite/i);
     expect(shown.marks.map((m) => m.toLowerCase())).toContain('granite');
+    // Each item reads as Quarry's snippet does, spaces around the marked words included ("Granite countertop").
+    expect(shown.items).toEqual(await snippetsAsText(fresh.url, publishable, shop.origin, 'granite'));
+    expect(shown.items.some((item) => /granite /i.test(item))).toBe(true);
     expect(shown.record.foreignRequests).toEqual([]);
     expect(shown.record.errors).toEqual([]);
   });

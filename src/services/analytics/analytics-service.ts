@@ -17,6 +17,7 @@ type TimeSeriesPoint = Schemas['TimeSeriesPoint'];
 type PopularQuery = Schemas['PopularQuery'];
 type Performance = Schemas['PerformanceResponse']['data'];
 type Insights = Schemas['Insights'];
+type Overview = Schemas['AnalyticsOverviewResponse']['data'];
 
 export const round1 = (value: number) => Math.round(value * 10) / 10;
 /** How many entries the lists of one answer carry. */
@@ -115,6 +116,34 @@ export class AnalyticsService {
   async popularQueries(caller: UserCaller, query: RangeQuery & { limit?: number }): Promise<PopularQuery[]> {
     const { filter } = await this.prepare(caller, query);
     return (await this.deps.stats.topQueries(filter, query.limit ?? TOP.popular)).map(popular);
+  }
+
+  /** getAnalyticsOverview: what the console's charts draw, per UTC day of the range. */
+  async overview(caller: UserCaller, query: RangeQuery & { limit?: number }): Promise<Overview> {
+    const { range, filter } = await this.prepare(caller, query);
+    const limit = query.limit ?? 10;
+    const stats = this.deps.stats;
+    const [totals, buckets, percentiles, top, zero, databases] = await Promise.all([
+      stats.totals(filter), stats.byBucket(filter, 'day'), stats.dailyPercentiles(filter, [50, 95]),
+      stats.topQueries(filter, limit), stats.zeroResultQueries(filter, limit), stats.databaseCounts(filter),
+    ]);
+    const names = new Map(await Promise.all(databases.slice(0, limit).map(async (d) => [d.databaseId, (await this.deps.connections.findOwned(caller.user.id, d.databaseId))?.name ?? null] as const)));
+    return {
+      period: range.label,
+      startDate: range.startDate,
+      endDate: range.endDate,
+      totalSearches: totals.searches,
+      days: fillBuckets(range, 'day', buckets).map(({ bucket, stats: day }) => {
+        const [p50Ms, p95Ms] = percentiles.get(bucket) ?? [0, 0];
+        return { date: bucket, searches: day?.searches ?? 0, p50Ms: p50Ms!, p95Ms: p95Ms! };
+      }),
+      topQueries: top.map((q) => ({ query: q.query, searches: q.count, averageResults: round1(q.averageResults) })),
+      zeroResultQueries: zero.map((q) => ({ query: q.query, searches: q.count, lastSearchedAt: q.lastAt.toISOString() })),
+      databases: databases.slice(0, limit).map((d) => ({
+        databaseId: d.databaseId, name: names.get(d.databaseId) ?? null, searches: d.count,
+        share: totals.searches === 0 ? 0 : Math.min(1, Math.round((d.count / totals.searches) * 10_000) / 10_000),
+      })),
+    };
   }
 
   /** getAnalyticsInsights */

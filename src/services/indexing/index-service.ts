@@ -94,7 +94,7 @@ export class IndexService {
   async sync(caller: UserCaller, databaseId: string, names: string[] | undefined): Promise<{ jobs: IndexJob[] }> {
     const record = await this.deps.owned(caller.user.id, databaseId);
     if (!record.indexEnabled) {
-      throw new AppError('CONFLICT', 'Indexing is off for this connection: turn it on (updateDatabase, indexing.enabled) to sync it.', { databaseId });
+      throw new AppError('CONFLICT', `Indexing is off for this connection: turn it on (PUT /api/v1/databases/${databaseId} with {"indexing": {"enabled": true}}) to sync it.`, { databaseId });
     }
     const schema = await this.deps.tablesOf(record, true);
     let tables: TableSchema[];

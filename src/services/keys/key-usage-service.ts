@@ -3,6 +3,7 @@ import type { RequestUsageRepository } from '../../repositories/request-usage-re
 import { bucketDate } from '../../repositories/time-buckets.js';
 import type { ApiKeyService } from './api-key-service.js';
 import type { UserCaller } from '../callers.js';
+import type { LimitsService } from '../rate-limit/limits-service.js';
 
 type KeyUsage = components['schemas']['KeyUsage'];
 type UsageQuery = NonNullable<operations['getApiKeyUsage']['parameters']['query']>;
@@ -12,7 +13,7 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 /** getApiKeyUsage: computed from the key's recorded requests (spec: Key usage record). */
 export class KeyUsageService {
   constructor(
-    private readonly deps: { keys: ApiKeyService; logs: RequestUsageRepository; flushPending(): Promise<void> },
+    private readonly deps: { keys: ApiKeyService; logs: RequestUsageRepository; limits: Pick<LimitsService, 'peek'>; flushPending(): Promise<void> },
   ) {}
 
   async usage(caller: UserCaller, keyId: string, query: UsageQuery): Promise<{ usage: KeyUsage }> {
@@ -23,10 +24,11 @@ export class KeyUsageService {
     // Read-your-writes: what this process has buffered is counted too.
     await this.deps.flushPending();
     const since = new Date(Date.now() - days * 86_400_000);
-    const [totals, endpoints, buckets] = await Promise.all([
+    const [totals, endpoints, buckets, window] = await Promise.all([
       this.deps.logs.totals(key.id, since),
       this.deps.logs.byEndpoint(key.id, since, 10),
       this.deps.logs.byBucket(key.id, since, period),
+      this.deps.limits.peek({ kind: 'key', key, user: caller.user }),
     ]);
     return {
       usage: {
@@ -43,6 +45,7 @@ export class KeyUsageService {
           requests: row.requests,
           averageResponseTime: round1(row.averageMs),
         })),
+        allowance: { limit: window.limit, used: window.used, remaining: Math.max(0, window.limit - window.used), resetAt: window.resetAt.toISOString() },
       },
     };
   }

@@ -7,8 +7,11 @@ import { planOfUser } from '../accounts/plan-service.js';
 import type { KeyCaller } from '../callers.js';
 import { requestsPerIp } from '../keys/publishable-keys.js';
 
-/** An operation's own limit (openapi.yaml `x-quarry-rate-limit`): exempt from the key's limit, or n per hour. */
-export type OperationLimit = 'exempt' | { scope: 'ip' | 'user'; limit: number } | undefined;
+/**
+ * An operation's own limit (openapi.yaml `x-quarry-rate-limit`): exempt from the key's limit, or n per hour. Answers
+ * with an `uncounted` status give their try back: a registration refused as invalid must not cost a typo one.
+ */
+export type OperationLimit = 'exempt' | { scope: 'ip' | 'user'; limit: number; uncounted?: number[] } | undefined;
 
 /** One request as the limiter sees it: who asks, for which operation. */
 export interface LimitRequest {
@@ -31,6 +34,8 @@ export interface Admission {
   counted: boolean;
   /** Frees the request's concurrency slot: call it once the response is done. Null when none was taken. */
   release: (() => void) | null;
+  /** Takes the request back from its operation's own limit: call it when the answer is one that does not count. */
+  refund: (() => Promise<void>) | null;
 }
 
 export interface ViolationSink {
@@ -108,14 +113,16 @@ export class LimitsService {
 
   async admit(request: LimitRequest): Promise<Admission> {
     const { operationLimit, key } = request;
-    const admission: Admission = { window: null, counted: operationLimit !== 'exempt', release: null };
+    const admission: Admission = { window: null, counted: operationLimit !== 'exempt', release: null, refund: null };
     if (!this.deps.enabled) return admission;
     const nowMs = this.now();
     if (operationLimit && operationLimit !== 'exempt') {
       const scopeId = operationLimit.scope === 'ip' ? `ip:${request.ip}` : `user:${request.userId ?? request.ip}`;
-      const decision = await this.deps.store.consume(`${scopeId}:${request.operationId}`, perHourRule(operationLimit.limit), nowMs);
+      const subject = `${scopeId}:${request.operationId}`;
+      const decision = await this.deps.store.consume(subject, perHourRule(operationLimit.limit), nowMs);
       const tier = operationLimit.scope === 'ip' ? 'anonymous' : (key?.key.tier ?? 'free');
       admission.window = this.admitted(decision, tier, null, 'operation');
+      admission.refund = () => this.deps.store.refund(subject, nowMs);
     }
     if (!key) return admission;
     const limits = keyLimits(key.key);

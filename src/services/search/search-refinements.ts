@@ -71,12 +71,12 @@ export function refine(request: SearchRequest, sources: RefinableSource[], searc
 
   const sort = (request.sort ?? []).map((entry, i) => {
     const column = columnRef(entry.column, kept.flatMap((s) => s.sortable));
-    if (!column) throw invalid(`/sort/${i}/column`, `names "${entry.column}", which no selected table can sort by (make it sortable with updateIndexedTable)`);
+    if (!column) throw invalid(`/sort/${i}/column`, `names "${entry.column}", which no selected table can sort by (make it sortable: PATCH /api/v1/databases/{databaseId}/index/tables/{table} with {"sortableColumns": [...]})`);
     return { column, descending: entry.direction === 'desc' };
   });
   const facets = (request.facets ?? []).map((name, i) => {
     const column = columnRef(name, kept.flatMap((s) => s.filterable));
-    if (!column) throw invalid(`/facets/${i}`, `names "${name}", which no selected table can facet by (make it filterable with updateIndexedTable)`);
+    if (!column) throw invalid(`/facets/${i}`, `names "${name}", which no selected table can facet by (make it filterable: PATCH /api/v1/databases/{databaseId}/index/tables/{table} with {"filterableColumns": [...]})`);
     return column;
   });
 

@@ -20,6 +20,7 @@ function flakyPrimary() {
     consume: (s, r, n) => gate(() => inner.consume(s, r, n)),
     consumeAll: (c, n) => gate(() => inner.consumeAll(c, n)),
     peek: (s, r, n) => gate(() => inner.peek(s, r, n)),
+    refund: (s, a) => gate(() => inner.refund(s, a)),
     acquireConcurrency: (s, m, l, n, t) => gate(() => inner.acquireConcurrency(s, m, l, n, t)),
     releaseConcurrency: (s, l) => gate(() => inner.releaseConcurrency(s, l)),
     ping: () => gate(async () => true),

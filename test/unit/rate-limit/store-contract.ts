@@ -157,6 +157,20 @@ export function describeStoreContract(name: string, getStore: () => RateLimitSto
         expect(await store.consume(subject, register, T0 + HOUR + 1)).toMatchObject({ allowed: false, retryAfterSeconds: 60 });
       });
 
+      it('when a request is refunded, then its try is given back, once, and the other tries of that millisecond stay', async () => {
+        const store = getStore();
+        const subject = freshSubject('ip:203.0.113.8:register');
+        const register = operationRule('register');
+        await consumeTimes(store, subject, register, 2, () => T0);
+        await consumeTimes(store, subject, register, 3, (i) => T0 + (i + 1) * SECOND);
+        expect(await store.consume(subject, register, T0 + 10 * SECOND)).toMatchObject({ allowed: false });
+        await store.refund(subject, T0);
+        expect((await store.peek(subject, register, T0 + 10 * SECOND)).used).toBe(4);
+        await store.refund(subject, T0 + 5 * SECOND); // nothing was admitted then
+        expect((await store.peek(subject, register, T0 + 10 * SECOND)).used).toBe(4);
+        expect(await store.consume(subject, register, T0 + 10 * SECOND)).toMatchObject({ allowed: true, remaining: 0 });
+      });
+
       it('when an AI subject is full, then the key request subject is unaffected', async () => {
         const store = getStore();
         const keyId = randomUUID();

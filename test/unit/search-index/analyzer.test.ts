@@ -41,6 +41,14 @@ describe('highlightByStems', () => {
     expect(snippet).toBe('Descale the <mark>kettle</mark> with vinegar');
   });
 
+  it('when several columns match, then the snippet comes from the one with the most query words, the first on a tie', () => {
+    const fields = { name: 'Quiet headphones', description: 'Noise cancelling headphones for long flights' };
+    const { snippet, matchedColumns } = highlightByStems(fields, ['name', 'description'], queryStems('headphones for a flight'));
+    expect(matchedColumns).toEqual(['name', 'description']);
+    expect(snippet).toBe('Noise cancelling <mark>headphones</mark> for long <mark>flights</mark>');
+    expect(highlightByStems(fields, ['name', 'description'], queryStems('headphones')).snippet).toBe('Quiet <mark>headphones</mark>');
+  });
+
   it('when no word matches (a row found by meaning), then the snippet is the start of its text and the matched columns are the text columns with text', () => {
     const fields = { title: '', body: 'Sleep well <tonight>', note: null, tags: 'rest' };
     const { snippet, matchedColumns } = highlightByStems(fields, ['title', 'body', 'note', 'tags'], queryStems('insomnia'));

@@ -20,6 +20,15 @@ describe('snippets', () => {
     expect(body.snippet).toBe('A tactile &lt;keyboard&gt; with <mark>keys</mark> &amp; keycaps; keyboards too.');
   });
 
+  it('when several columns match, then the snippet comes from the one with the most query words, the first on a tie', () => {
+    const fields = { name: 'Quiet headphones', description: 'Noise cancelling headphones for long flights' };
+    const terms = [{ word: 'headphones', prefix: false }, { word: 'flight', prefix: true }];
+    const { snippet, matchedColumns } = highlightRow(fields, ['name', 'description'], terms, 'word');
+    expect(matchedColumns).toEqual(['name', 'description']);
+    expect(snippet).toBe('Noise cancelling <mark>headphones</mark> for long <mark>flights</mark>');
+    expect(highlightRow(fields, ['name', 'description'], terms.slice(0, 1), 'word').snippet).toBe('Quiet <mark>headphones</mark>');
+  });
+
   it('when a row is highlighted by substrings, then a match inside a word is marked', () => {
     const { snippet } = highlightRow({ note: 'concatenate' }, ['note'], [{ word: 'cat', prefix: false }], 'substring');
     expect(snippet).toBe('con<mark>cat</mark>enate');

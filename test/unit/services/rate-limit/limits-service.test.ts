@@ -100,7 +100,7 @@ describe('LimitsService', () => {
     const limits = new LimitsService({ store: new MemoryStore(), enabled: false, upgradeUrl: 'https://u', violations: { record() {} } });
     const caller = key('free');
     for (let i = 0; i < 60; i += 1) {
-      expect(await limits.admit(request(caller))).toEqual({ window: null, counted: true, release: null });
+      expect(await limits.admit(request(caller))).toEqual({ window: null, counted: true, release: null, refund: null });
     }
   });
 });

@@ -1,0 +1,588 @@
+// Quarry console (GET /console): databases, index progress, keys, analytics and a search to try, on the public API.
+// No framework and no build step. The page's policy allows scripts and requests of this origin only and no HTML
+// built from strings (Trusted Types), so every element, charts included (SVG), is made with DOM calls and
+// textContent. The session's tokens live in this script's memory only: never in the browser's storage or a cookie.
+'use strict';
+
+const API = '/api/v1';
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** The signed-in session, in memory only: a reload signs in again. */
+const session = { token: null, refreshToken: null, user: null };
+/** The publishable key "Try it" searches with, in memory only. */
+let tryKey = null;
+/** Connections as last listed, for the keys and "Try it" views. */
+let connections = [];
+let pollTimer = null;
+
+const $ = (id) => document.getElementById(id);
+const statusLine = $('status');
+
+// ---- the API --------------------------------------------------------------------------------------------------
+
+/** An error answer of Quarry, shown as it says it: status, code and message. */
+class ApiError extends Error {
+  constructor(status, error) {
+    super(`${status} ${error.code}: ${error.message}`);
+    this.status = status;
+    this.code = error.code;
+  }
+}
+
+/**
+ * One call of Quarry's API with the session's token (or `key`): the `data` of its envelope, or an ApiError. An
+ * expired access token is refreshed once with the session's refresh token.
+ */
+async function api(method, path, options = {}) {
+  const headers = {};
+  const bearer = options.anonymous ? null : (options.key ?? session.token);
+  if (bearer) headers.Authorization = `Bearer ${bearer}`;
+  let body;
+  if (options.file) {
+    headers['Content-Type'] = 'application/octet-stream';
+    body = options.file;
+  } else if (options.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(options.body);
+  }
+  const response = await fetch(API + path, { method, headers, body });
+  const envelope = await response.json().catch(() => null);
+  if (!envelope) throw new Error(`${response.status}: the answer was not JSON`);
+  if (envelope.success) return envelope.data;
+  if (response.status === 401 && envelope.error.code === 'TOKEN_EXPIRED' && !options.key && !options.anonymous && !options.retried && session.refreshToken) {
+    await refresh();
+    return api(method, path, { ...options, retried: true });
+  }
+  throw new ApiError(response.status, envelope.error);
+}
+
+async function refresh() {
+  const data = await api('POST', '/auth/refresh', { body: { refreshToken: session.refreshToken }, anonymous: true }).catch(() => null);
+  if (!data) {
+    signedOut('Your session ended: sign in again.');
+    throw new Error('Your session ended: sign in again.');
+  }
+  startSession(data);
+}
+
+// ---- small DOM helpers --------------------------------------------------------------------------------------
+
+function element(tag, text, attributes = {}) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = text;
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === 'className') node.className = value;
+    else if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value);
+  }
+  return node;
+}
+
+function button(text, onclick, attributes = {}) {
+  return element('button', text, { type: 'button', onclick, ...attributes });
+}
+
+function say(message, isError = false, where = statusLine) {
+  where.textContent = message;
+  where.classList.toggle('error', isError);
+}
+
+/** Runs an action of a button: disabled while it runs, the API's own message shown when it fails. */
+async function act(where, work) {
+  try {
+    await work();
+  } catch (error) {
+    say(error.message, true, where);
+  }
+}
+
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : 'never');
+const entities = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&hellip;': '…' };
+
+/** A snippet's text with only its <mark> elements as markup (Quarry escapes everything else). */
+function appendSnippet(parent, snippet) {
+  snippet.split(/<\/?mark>/).forEach((part, i) => {
+    const text = part.replace(/&(?:amp|lt|gt|quot|#39|hellip);/g, (entity) => entities[entity]);
+    parent.append(i % 2 === 1 ? element('mark', text) : text);
+  });
+}
+
+// ---- signing in and out, and the views ------------------------------------------------------------------------
+
+function startSession(data) {
+  session.token = data.tokens.accessToken;
+  session.refreshToken = data.tokens.refreshToken;
+  session.user = data.user ?? session.user;
+}
+
+function signedOut(message) {
+  Object.assign(session, { token: null, refreshToken: null, user: null });
+  tryKey = null;
+  clearTimeout(pollTimer);
+  $('views').hidden = true;
+  for (const section of document.querySelectorAll('main > section')) section.hidden = section.id !== 'view-sign-in';
+  say(message);
+}
+
+$('sign-in').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const mode = event.submitter?.value ?? 'login';
+  const body = { email: form.email.value.trim(), password: form.password.value };
+  if (mode === 'register') body.name = form.name.value.trim() || body.email.split('@')[0];
+  say(mode === 'register' ? 'Creating your account…' : 'Signing in…');
+  try {
+    startSession(await api('POST', mode === 'register' ? '/auth/register' : '/auth/login', { body, anonymous: true }));
+    form.reset();
+    $('who').textContent = session.user.email;
+    $('views').hidden = false;
+    await show('databases');
+    say(`Signed in as ${session.user.email}.`);
+  } catch (error) {
+    say(error.message, true);
+  }
+});
+
+$('sign-out').addEventListener('click', async () => {
+  await api('POST', '/auth/logout').catch(() => undefined);
+  signedOut('Signed out: the session has ended.');
+});
+
+const loaders = { databases: loadDatabases, keys: loadKeys, analytics: loadAnalytics, try: async () => {} };
+
+async function show(view) {
+  for (const section of document.querySelectorAll('main > section')) section.hidden = section.id !== `view-${view}`;
+  for (const tab of document.querySelectorAll('#views [data-view]')) {
+    if (tab.dataset.view === view) tab.setAttribute('aria-current', 'page');
+    else tab.removeAttribute('aria-current');
+  }
+  if (view !== 'databases') clearTimeout(pollTimer);
+  say('');
+  await act(statusLine, loaders[view]);
+}
+
+for (const tab of document.querySelectorAll('#views [data-view]')) {
+  tab.addEventListener('click', () => {
+    show(tab.dataset.view);
+    $(`${tab.dataset.view}-title`).focus();
+  });
+}
+for (const heading of document.querySelectorAll('main h2')) heading.tabIndex = -1;
+
+// ---- databases ------------------------------------------------------------------------------------------------
+
+$('connect').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const file = form.file.files[0];
+  act(statusLine, async () => {
+    const fileName = file.name.replace(/[^\w.-]/g, '_');
+    say(`Uploading ${fileName}…`);
+    await api('PUT', `/sqlite-files/${encodeURIComponent(fileName)}`, { file });
+    const data = await api('POST', '/databases', { body: { name: form.name.value.trim(), engine: 'sqlite', database: fileName, environment: form.environment.value } });
+    say(`Connected ${data.database.name}: its tables are being synced into the index.`);
+    form.reset();
+    await loadDatabases();
+  });
+});
+
+async function loadDatabases() {
+  clearTimeout(pollTimer);
+  connections = (await api('GET', '/databases')).databases;
+  const list = $('database-list');
+  const ids = new Set(connections.map((c) => c.id));
+  for (const article of [...list.children]) if (!ids.has(article.dataset.id)) article.remove();
+  if (connections.length === 0) list.replaceChildren(element('p', 'No database yet: connect an SQLite file above, or a server with POST /api/v1/databases.', { className: 'hint' }));
+  else list.querySelector(':scope > p')?.remove();
+  let busy = false;
+  for (const connection of connections) {
+    const article = list.querySelector(`[data-id="${connection.id}"]`) ?? list.appendChild(databaseCard(connection));
+    article.querySelector('.connection-status').textContent = connection.status;
+    const index = await api('GET', `/databases/${connection.id}/index`).catch((error) => ({ error }));
+    if (index.error) {
+      say(index.error.message, true, article.querySelector('.message'));
+      continue;
+    }
+    for (const table of index.tables) {
+      updateTableRow(article, connection, table);
+      if (table.state === 'pending' || ['queued', 'running'].includes(table.job?.status)) busy = true;
+    }
+  }
+  // While a sync runs, its progress is read again every second; the rest of the page is left as it is.
+  if (busy) pollTimer = setTimeout(() => act(statusLine, loadDatabases), 1000);
+}
+
+function databaseCard(connection) {
+  const article = element('article', undefined, { className: 'database', 'data-id': connection.id, 'aria-labelledby': `db-${connection.id}` });
+  const message = element('p', '', { className: 'message', role: 'status' });
+  const facts = element('dl');
+  for (const [term, value] of [['Engine', connection.engine], ['Environment', connection.environment], ['Status', connection.status]]) {
+    facts.append(element('dt', term), element('dd', value, term === 'Status' ? { className: 'connection-status' } : {}));
+  }
+  const actions = element('div', undefined, { className: 'actions' });
+  actions.append(
+    button('Test connection', () => act(message, async () => {
+      const result = await api('POST', `/databases/${connection.id}/test`);
+      say(result.ok ? `Connection works (${result.latencyMs} ms, ${result.serverVersion}).` : `Connection failed: ${result.error?.message}`, !result.ok, message);
+    }), { 'aria-describedby': `db-${connection.id}` }),
+    button('Sync now', () => act(message, async () => {
+      const data = await api('POST', `/databases/${connection.id}/index/sync`, { body: {} });
+      say(`Sync queued for ${data.jobs.length} table(s).`, false, message);
+      await loadDatabases();
+    }), { 'aria-describedby': `db-${connection.id}` }),
+  );
+  const table = element('table');
+  table.append(element('caption', `Tables of ${connection.name}`));
+  const head = element('tr');
+  for (const name of ['Table', 'Index', 'Rows', 'Last sync', 'Sync progress', 'Search settings']) head.append(element('th', name, { scope: 'col' }));
+  table.append(element('thead'), element('tbody'));
+  table.tHead.append(head);
+  const scroll = element('div', undefined, { className: 'scroll', role: 'region', 'aria-label': `Tables of ${connection.name}`, tabindex: '0' });
+  scroll.append(table);
+  article.append(element('h3', connection.name, { id: `db-${connection.id}` }), facts, actions, message, scroll);
+  return article;
+}
+
+/** A table's row: made once, then only its state, rows, last sync and progress change, so a form being filled stays. */
+function updateTableRow(article, connection, table) {
+  const id = `row-${connection.id}-${table.table}`;
+  let row = document.getElementById(id);
+  if (!row) {
+    row = element('tr', undefined, { id });
+    const cell = (label) => element('td', undefined, { 'data-label': label });
+    const settings = settingsCell(article, connection, table);
+    settings.setAttribute('data-label', 'Search settings');
+    row.append(element('th', table.table, { scope: 'row' }), cell('Index'), cell('Rows'), cell('Last sync'), cell('Sync progress'), settings);
+    article.querySelector('tbody').append(row);
+  }
+  const [, state, rows, synced, progress] = row.children;
+  state.textContent = table.state === 'not_indexed' ? `not indexed: ${table.reason}` : table.state;
+  state.className = `state ${table.state}`;
+  rows.textContent = table.rows.toLocaleString();
+  synced.textContent = when(table.syncedAt);
+  progress.replaceChildren(...progressOf(table));
+  const semantic = row.querySelector('.semantic');
+  semantic.textContent = table.semantic ? (table.semanticReady ? 'Semantic search on' : 'Semantic search turning on…') : 'Turn semantic search on';
+  semantic.disabled = table.semantic;
+}
+
+function progressOf(table) {
+  const job = table.job;
+  if (!job) return [element('span', table.state === 'not_indexed' ? '—' : 'no sync yet')];
+  const total = job.rowsTotal ?? 0;
+  const bar = element('progress', undefined, { max: String(Math.max(total, 1)), value: String(job.status === 'done' ? Math.max(total, 1) : job.rowsDone), 'aria-label': `Sync of ${table.table}` });
+  let text;
+  if (job.status === 'done') text = `done: ${job.rowsDone.toLocaleString()} rows${job.ratePerSecond ? ` at ${Math.round(job.ratePerSecond).toLocaleString()} rows/s` : ''}`;
+  else if (job.status === 'running') text = `${job.rowsDone.toLocaleString()} of ${job.rowsTotal === null ? '?' : total.toLocaleString()} rows${job.ratePerSecond ? `, ${Math.round(job.ratePerSecond)} rows/s` : ''}${job.etaSeconds !== null ? `, ${job.etaSeconds} s left` : ''}`;
+  else if (job.status === 'failed') text = `failed: ${job.error?.message ?? 'unknown error'}`;
+  else text = job.status;
+  return [bar, element('span', text, { className: `progress-text ${job.status}` })];
+}
+
+function settingsCell(article, connection, table) {
+  const cell = element('td');
+  const message = article.querySelector('.message');
+  const path = `/databases/${connection.id}/index/tables/${encodeURIComponent(table.table)}`;
+  const semantic = button('Turn semantic search on', () => act(message, async () => {
+    await api('PATCH', path, { body: { semantic: true } });
+    say(`Semantic search is turning on for ${table.table}: its rows are being embedded.`, false, message);
+    await loadDatabases();
+  }), { className: 'semantic quiet' });
+  const form = element('form', undefined, { className: 'columns', 'aria-label': `Columns of ${table.table}` });
+  const eligible = (table.eligibleColumns ?? []).map((c) => c.column).join(', ');
+  const filterable = element('input', undefined, { name: 'filterable', placeholder: eligible || 'column, …', spellcheck: 'false' });
+  const sortable = element('input', undefined, { name: 'sortable', placeholder: 'column, …', spellcheck: 'false' });
+  filterable.value = table.filterableColumns.join(', ');
+  sortable.value = table.sortableColumns.join(', ');
+  const label = (text, input) => {
+    const node = element('label', text);
+    node.append(input);
+    return node;
+  };
+  form.append(label('Filterable', filterable), label('Sortable', sortable), element('button', 'Save columns', { type: 'submit', className: 'quiet' }));
+  const split = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(message, async () => {
+      await api('PATCH', path, { body: { filterableColumns: split(filterable.value), sortableColumns: split(sortable.value) } });
+      say(`Columns of ${table.table} saved; they count once the sync that writes them ends.`, false, message);
+      await loadDatabases();
+    });
+  });
+  cell.append(semantic, form);
+  return cell;
+}
+
+// ---- keys -----------------------------------------------------------------------------------------------------
+
+$('create-key').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.target;
+  act(statusLine, async () => {
+    const common = { name: form.name.value.trim(), environment: form.environment.value, rateLimitTier: form.tier.value };
+    let secret;
+    if (form.kind.value === 'publishable') {
+      if (connections.length === 0) connections = (await api('GET', '/databases')).databases;
+      const databases = connections.filter((c) => c.environment === form.environment.value).map((c) => c.id);
+      const origins = form.origins.value.split(/[\s,]+/).filter(Boolean);
+      const data = await api('POST', '/keys/publishable', { body: { ...common, databases, allowedOrigins: origins.length ? origins : [window.location.origin] } });
+      secret = data.publishableKey;
+    } else {
+      secret = (await api('POST', '/keys', { body: { ...common, permissions: ['search', 'analytics'] } })).secretKey;
+    }
+    showSecret(secret);
+    say(`Created ${common.name}.`);
+    form.reset();
+    await loadKeys();
+  });
+});
+
+function showSecret(secret) {
+  $('secret-value').textContent = secret;
+  $('secret').hidden = false;
+  $('copy-secret').focus();
+}
+
+$('copy-secret').addEventListener('click', () => act(statusLine, async () => {
+  await navigator.clipboard.writeText($('secret-value').textContent);
+  say('Copied.');
+}));
+
+async function loadKeys() {
+  const { apiKeys } = await api('GET', '/keys');
+  const allowances = await Promise.all(apiKeys.map((key) => (key.isActive
+    ? api('GET', `/keys/${key.id}/usage?days=1`).then((data) => data.usage.allowance, () => null)
+    : Promise.resolve(null))));
+  const rows = apiKeys.map((key, i) => {
+    const row = element('tr', undefined, { 'data-id': key.id });
+    const actions = element('td');
+    if (key.isActive) {
+      const revoke = button('Revoke', () => {
+        // A second press confirms: a revoked key stops working at once and cannot come back.
+        if (revoke.dataset.armed !== 'yes') {
+          revoke.dataset.armed = 'yes';
+          revoke.textContent = 'Press again to revoke';
+          return;
+        }
+        act(statusLine, async () => {
+          await api('DELETE', `/keys/${key.id}`);
+          say(`Revoked ${key.name}.`);
+          await loadKeys();
+        });
+      }, { className: 'danger', 'aria-label': `Revoke ${key.name}` });
+      const regenerate = button('Regenerate', () => act(statusLine, async () => {
+        const data = await api('POST', `/keys/${key.id}/regenerate`);
+        showSecret(data.secretKey ?? data.publishableKey);
+        say(`Regenerated ${key.name}: the old key no longer works.`);
+        await loadKeys();
+      }), { className: 'quiet', 'aria-label': `Regenerate ${key.name}` });
+      actions.append(regenerate, revoke);
+    } else {
+      actions.textContent = key.revokedAt ? `revoked ${when(key.revokedAt)}` : 'inactive';
+    }
+    row.append(element('th', key.name, { scope: 'row' }), element('td', key.type), element('td', key.keyPrefix, { className: 'mono' }),
+      element('td', key.rateLimitTier), element('td', key.environment), element('td', when(key.lastUsed)),
+      element('td', allowances[i] ? `${allowances[i].remaining.toLocaleString()} of ${allowances[i].limit.toLocaleString()}` : '—'), actions);
+    return row;
+  });
+  $('key-table').tBodies[0].replaceChildren(...rows);
+}
+
+// ---- analytics ------------------------------------------------------------------------------------------------
+
+$('range').addEventListener('submit', (event) => {
+  event.preventDefault();
+  act(statusLine, loadAnalytics);
+});
+
+async function loadAnalytics() {
+  const period = $('range').period.value;
+  const data = await api('GET', `/analytics/overview?period=${period}&limit=8`);
+  const short = (iso) => iso.slice(5);
+  $('charts').replaceChildren(
+    chartFigure('searches', `Searches per day (${data.totalSearches} in all)`, barChart(data.days.map((d) => ({ label: short(d.date), value: d.searches })), 'searches'),
+      ['Day', 'Searches'], data.days.map((d) => [d.date, d.searches])),
+    chartFigure('latency', 'Response time per day: median (p50, solid, circles) and p95 (dashed, squares), ms', lineChart(data.days.map((d) => short(d.date)), [
+      { name: 'p50', values: data.days.map((d) => d.p50Ms), dash: null, marker: 'circle' },
+      { name: 'p95', values: data.days.map((d) => d.p95Ms), dash: '6 4', marker: 'square' },
+    ]), ['Day', 'p50 ms', 'p95 ms'], data.days.map((d) => [d.date, d.p50Ms, d.p95Ms])),
+    chartFigure('queries', 'Top queries', hbarChart(data.topQueries.map((q) => ({ label: q.query, value: q.searches, text: `${q.searches}` }))),
+      ['Query', 'Searches', 'Average results'], data.topQueries.map((q) => [q.query, q.searches, q.averageResults])),
+    chartFigure('share', 'Share of searches per database', hbarChart(data.databases.map((d) => ({ label: d.name ?? `${d.databaseId} (deleted)`, value: d.share, text: `${Math.round(d.share * 100)} %` })), 1),
+      ['Database', 'Searches', 'Share'], data.databases.map((d) => [d.name ?? d.databaseId, d.searches, `${Math.round(d.share * 100)} %`])),
+  );
+  const zero = data.zeroResultQueries.map((q) => {
+    const item = element('li');
+    item.append(element('q', q.query), ` ${q.searches} search${q.searches === 1 ? '' : 'es'} found nothing, last ${when(q.lastSearchedAt)} `,
+      button('Try it', () => {
+        $('try-search').query.value = q.query;
+        show('try');
+        $('try-search').query.focus();
+      }, { className: 'quiet', 'aria-label': `Try "${q.query}"` }));
+    return item;
+  });
+  $('zero-results').replaceChildren(...(zero.length ? zero : [element('li', 'None in this range: every search found something.')]));
+}
+
+/** A chart with its caption, and the numbers it draws as a table for whoever does not see it. */
+function chartFigure(id, caption, svg, columns, rows) {
+  const figure = element('figure', undefined, { className: 'chart', id: `chart-${id}` });
+  const captionNode = element('figcaption', caption, { id: `caption-${id}` });
+  svg.setAttribute('aria-labelledby', `caption-${id}`);
+  const details = element('details');
+  const table = element('table');
+  const head = element('tr');
+  for (const column of columns) head.append(element('th', column, { scope: 'col' }));
+  table.append(element('thead'), element('tbody'));
+  table.tHead.append(head);
+  for (const values of rows) {
+    const row = element('tr');
+    values.forEach((value, i) => row.append(element(i === 0 ? 'th' : 'td', String(value), i === 0 ? { scope: 'row' } : {})));
+    table.tBodies[0].append(row);
+  }
+  details.append(element('summary', 'The numbers'), table);
+  figure.append(captionNode, svg, details);
+  if (rows.length === 0) figure.append(element('p', 'No searches in this range yet.', { className: 'hint' }));
+  return figure;
+}
+
+function svgNode(tag, attributes = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const W = 560;
+const H = 220;
+const PAD = { left: 44, right: 24, top: 12, bottom: 28 };
+
+/** An axis of four steps of a round size (1, 2 or 5 times a power of ten; whole numbers at least), with gridlines. */
+function axis(svg, max) {
+  const rough = Math.max(max, 1) / 4;
+  const power = Math.pow(10, Math.floor(Math.log10(rough)));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((size) => size >= rough));
+  const top = step * 4;
+  for (let i = 0; i <= 4; i += 1) {
+    const value = step * i;
+    const y = H - PAD.bottom - ((H - PAD.top - PAD.bottom) * i) / 4;
+    svg.append(svgNode('line', { x1: PAD.left, x2: W - PAD.right, y1: y, y2: y, class: 'grid' }),
+      svgNode('text', { x: PAD.left - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, Number.isInteger(value) ? String(value) : value.toFixed(1)));
+  }
+  return top;
+}
+
+function frame() {
+  return svgNode('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'plot', preserveAspectRatio: 'xMidYMid meet' });
+}
+
+function xLabels(svg, labels, xOf) {
+  const every = Math.ceil(labels.length / 10);
+  labels.forEach((label, i) => {
+    if (i % every === 0) svg.append(svgNode('text', { x: xOf(i), y: H - 8, 'text-anchor': 'middle', class: 'tick' }, label));
+  });
+}
+
+function barChart(points, name) {
+  const svg = frame();
+  const top = axis(svg, Math.max(0, ...points.map((p) => p.value)));
+  const step = (W - PAD.left - PAD.right) / Math.max(points.length, 1);
+  const xOf = (i) => PAD.left + step * i + step / 2;
+  points.forEach((p, i) => {
+    const h = ((H - PAD.top - PAD.bottom) * p.value) / top;
+    const bar = svgNode('rect', { x: xOf(i) - step * 0.35, y: H - PAD.bottom - h, width: step * 0.7, height: h, class: 'bar' });
+    bar.append(svgNode('title', {}, `${p.label}: ${p.value} ${name}`));
+    svg.append(bar);
+  });
+  xLabels(svg, points.map((p) => p.label), xOf);
+  return svg;
+}
+
+function lineChart(labels, series) {
+  const svg = frame();
+  const top = axis(svg, Math.max(0, ...series.flatMap((s) => s.values)));
+  const step = (W - PAD.left - PAD.right) / Math.max(labels.length - 1, 1);
+  const xOf = (i) => PAD.left + step * i;
+  const yOf = (v) => H - PAD.bottom - ((H - PAD.top - PAD.bottom) * v) / top;
+  series.forEach((s, n) => {
+    const points = s.values.map((v, i) => `${xOf(i)},${yOf(v)}`).join(' ');
+    svg.append(svgNode('polyline', { points, class: `line line-${n}`, ...(s.dash ? { 'stroke-dasharray': s.dash } : {}) }));
+    s.values.forEach((v, i) => {
+      const marker = s.marker === 'circle'
+        ? svgNode('circle', { cx: xOf(i), cy: yOf(v), r: 3.5, class: `marker marker-${n}` })
+        : svgNode('rect', { x: xOf(i) - 3.5, y: yOf(v) - 3.5, width: 7, height: 7, class: `marker marker-${n}` });
+      marker.append(svgNode('title', {}, `${labels[i]} ${s.name}: ${v} ms`));
+      svg.append(marker);
+    });
+    // The legend names each line by its pattern and marker, so no reader depends on telling colours apart.
+    const y = PAD.top + 4 + n * 16;
+    const x = PAD.left + 12;
+    svg.append(svgNode('line', { x1: x, x2: x + 22, y1: y, y2: y, class: `line line-${n}`, ...(s.dash ? { 'stroke-dasharray': s.dash } : {}) }),
+      svgNode('text', { x: x + 28, y: y + 4, class: 'tick' }, s.name));
+  });
+  xLabels(svg, labels, xOf);
+  return svg;
+}
+
+/** Horizontal bars, each labelled with its name and its value as text. */
+function hbarChart(points, max) {
+  const rowHeight = 26;
+  const height = Math.max(1, points.length) * rowHeight + 8;
+  const svg = svgNode('svg', { viewBox: `0 0 ${W} ${height}`, role: 'img', class: 'plot', preserveAspectRatio: 'xMidYMid meet' });
+  const top = max ?? Math.max(1, ...points.map((p) => p.value));
+  const labelWidth = 200;
+  const room = W - labelWidth - 70;
+  points.forEach((p, i) => {
+    const y = 4 + i * rowHeight;
+    const width = Math.max(2, (room * p.value) / top);
+    const label = p.label.length > 28 ? `${p.label.slice(0, 27)}…` : p.label;
+    svg.append(svgNode('text', { x: labelWidth - 8, y: y + 16, 'text-anchor': 'end', class: 'tick' }, label),
+      svgNode('rect', { x: labelWidth, y: y + 4, width, height: rowHeight - 10, class: 'bar' }),
+      svgNode('text', { x: labelWidth + width + 6, y: y + 16, class: 'tick' }, p.text));
+  });
+  return svg;
+}
+
+// ---- try it ---------------------------------------------------------------------------------------------------
+
+$('make-try-key').addEventListener('click', () => act(statusLine, async () => {
+  connections = (await api('GET', '/databases')).databases;
+  const environment = connections.some((c) => c.environment === 'test') ? 'test' : 'live';
+  const databases = connections.filter((c) => c.environment === environment).map((c) => c.id);
+  if (databases.length === 0) throw new Error('Connect a database first: a key searches the databases it names.');
+  const data = await api('POST', '/keys/publishable', { body: { name: 'Console: try it', environment, databases, allowedOrigins: [window.location.origin] } });
+  tryKey = data.publishableKey;
+  $('try-key').key.value = tryKey;
+  say(`Made a publishable key for ${window.location.origin} (it is listed under Keys; revoke it there when done).`);
+}));
+
+$('try-search').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const key = $('try-key').key.value.trim() || tryKey;
+  act(statusLine, async () => {
+    if (!key) throw new Error('A publishable key is needed: make one for this page, or paste one.');
+    say('Searching…');
+    const data = await api('POST', '/search', { key, body: { query: form.query.value, searchMode: form.mode.value, limit: 10 } });
+    say(`${data.total}${data.totalIsEstimate ? '+' : ''} result${data.total === 1 ? '' : 's'} in ${data.tookMs} ms`);
+    const rows = data.databases.map((db) => {
+      const row = element('tr');
+      row.append(element('th', db.databaseName, { scope: 'row' }), element('td', db.engine),
+        element('td', db.error ? `${db.status}: ${db.error.message}` : db.status, { className: db.status }),
+        element('td', `${db.tookMs} ms`), element('td', String(db.matches)));
+      return row;
+    });
+    $('try-databases').tBodies[0].replaceChildren(...rows);
+    $('try-databases').hidden = rows.length === 0;
+    $('try-results').replaceChildren(...data.results.map((result) => {
+      const item = element('li');
+      item.value = result.rank;
+      const where = element('div', undefined, { className: 'where' });
+      where.append(element('strong', result.databaseName), ` › ${result.table} · score ${result.score}`);
+      const snippet = element('p', undefined, { className: 'snippet' });
+      appendSnippet(snippet, result.snippet);
+      item.append(where, snippet);
+      return item;
+    }));
+  });
+});
