@@ -310,6 +310,7 @@ function wireSearchIndex(deps: {
   const { config, logger, embeddings, databases, onIndexChanged, now } = deps;
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
+    cacheBytes: { index: config.index.cacheMb * 1024 * 1024, metadata: config.index.metadataCacheMb * 1024 * 1024 },
   });
   const runner = new IndexJobRunner({
     jobs: indexJobRepository,

@@ -46,7 +46,7 @@ export interface Config {
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
   /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
-  index: { uri: string; readConsistencyMs: number; vocabularyTerms: number; sync: boolean; maxJobs: number; maxAttempts: number };
+  index: { uri: string; readConsistencyMs: number; vocabularyTerms: number; cacheMb: number; metadataCacheMb: number; sync: boolean; maxJobs: number; maxAttempts: number };
 }
 
 /** Thrown with every problem found, so one start tells the operator everything to fix. */
@@ -196,6 +196,10 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read). Searches also reuse what they read of Quarry\'s store (connections, the index\'s catalog) for this long, at most 5 s, unless a change is announced on the invalidation bus (Redis between processes).' })),
   INDEX_VOCABULARY_TERMS: wholeNumber(0, 100_000_000).default(2_000_000)
     .meta(doc({ default: '2000000', meaning: "Distinct words and stems that the search spaces' vocabularies hold in memory together for typo tolerance (about 32 bytes each); the least recently searched spaces give theirs up first, and a space with more is checked by index lookups. 0 turns them off (0-100000000)." })),
+  INDEX_CACHE_MB: wholeNumber(16, 65_536).default(256)
+    .meta(doc({ default: '256', meaning: "Memory LanceDB may keep of the index's own indexes (text postings, the row-id and table indexes, vectors' partitions) in one process, in MB (16-65536). Beyond it the least recently used parts are read from disk or object storage again. Most of a server's memory beyond Node's own at a million rows." })),
+  INDEX_METADATA_CACHE_MB: wholeNumber(8, 16_384).default(64)
+    .meta(doc({ default: '64', meaning: "Memory LanceDB may keep of the index's metadata (manifests, file footers) in one process, in MB (8-16384)." })),
   INDEX_SYNC: flag().default(true)
     .meta(doc({ default: 'true', meaning: 'This process runs index sync jobs and the sync schedule; `false` leaves them to the processes that do (it still searches the index).' })),
   INDEX_SYNC_JOBS: wholeNumber(1, 16).default(2)
@@ -304,6 +308,8 @@ export function loadConfig(env: Env = process.env): Config {
       uri: indexUriOf(settings.INDEX_URI ?? resolve(dataDir, 'index')),
       readConsistencyMs: settings.INDEX_READ_CONSISTENCY_MS,
       vocabularyTerms: settings.INDEX_VOCABULARY_TERMS,
+      cacheMb: settings.INDEX_CACHE_MB,
+      metadataCacheMb: settings.INDEX_METADATA_CACHE_MB,
       sync: settings.INDEX_SYNC,
       maxJobs: settings.INDEX_SYNC_JOBS,
       maxAttempts: settings.INDEX_SYNC_ATTEMPTS,

@@ -152,6 +152,11 @@ export interface IndexStoreOptions {
    * checked by index lookups, as before. 0 turns vocabularies off.
    */
   vocabularyMaxTerms?: number;
+  /**
+   * What LanceDB keeps in memory for this process (its session's caches): the indexes' parts and the tables'
+   * metadata, in bytes. Absent: LanceDB's defaults (6 GB and 1 GB), which let a large index hold gigabytes.
+   */
+  cacheBytes?: { index: number; metadata: number };
 }
 
 /** Words and stems held in memory by default: about 64 MB (about 32 bytes each, docs/benchmarks.md). */
@@ -227,6 +232,12 @@ export class IndexStore {
     },
   };
   private connecting: Promise<Connection> | null = null;
+  private session: import('@lancedb/lancedb').Session | null = null;
+
+  /** Bytes LanceDB holds in this process's caches now (null: LanceDB's default session, not measured). */
+  cachedBytes(): number | null {
+    return this.session ? Number(this.session.sizeBytes()) : null;
+  }
 
   /** Connects on first use, so a server that never searches an index does not load the engine. */
   constructor(private readonly options: IndexStoreOptions) {
@@ -234,10 +245,15 @@ export class IndexStore {
   }
 
   private connection(): Promise<Connection> {
-    this.connecting ??= loadLance().then(({ lancedb }) => lancedb.connect(this.options.uri, {
-      readConsistencyInterval: this.options.readConsistencySeconds,
-      storageOptions: this.options.storageOptions,
-    }));
+    const caches = this.options.cacheBytes;
+    this.connecting ??= loadLance().then(({ lancedb }) => {
+      if (caches) this.session = new lancedb.Session(BigInt(caches.index), BigInt(caches.metadata));
+      return lancedb.connect(this.options.uri, {
+        readConsistencyInterval: this.options.readConsistencySeconds,
+        storageOptions: this.options.storageOptions,
+        ...(this.session ? { session: this.session } : {}),
+      });
+    });
     return this.connecting;
   }
 

@@ -12,7 +12,8 @@ import { HeadingScorer } from '../../src/search-index/heading.js';
 import { IndexStore, type IndexRow } from '../../src/search-index/index-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-index-headings-'));
-const store = new IndexStore({ uri: dir, readConsistencySeconds: 0 });
+const CACHE_BYTES = { index: 16 * 1024 * 1024, metadata: 8 * 1024 * 1024 };
+const store = new IndexStore({ uri: dir, readConsistencySeconds: 0, cacheBytes: CACHE_BYTES });
 afterAll(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
@@ -52,4 +53,12 @@ describe('headings weighed in Quarry', () => {
       }
     }
   }, 120_000);
+
+  it('when the store is given cache sizes, then LanceDB\'s caches hold the searched space within them', async () => {
+    const space = (await store.space('space_headings_test'))!;
+    await space.searchText({ words: 'harbor engines forest' }, { srcs: null }, 50);
+    const held = store.cachedBytes()!;
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(CACHE_BYTES.index + CACHE_BYTES.metadata);
+  });
 });
