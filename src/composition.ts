@@ -308,6 +308,7 @@ function wireSearchIndex(deps: {
   const { config, logger, embeddings, databases, onIndexChanged, now } = deps;
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
+    storageOptions: config.index.storageOptions,
   });
   const runner = new IndexJobRunner({
     jobs: indexJobRepository,

@@ -10,6 +10,7 @@ import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
 import { RedisOutageLog } from './lib/redis-outage.js';
 import { verifyCredentialsKey } from './crypto/credentials-check.js';
 import { createServices, type Services } from './composition.js';
+import { withTimeout } from './lib/timeout.js';
 import { settingRepository } from './repositories/setting-repository.js';
 import { createMigrator } from './store/migrator.js';
 import { createSequelize } from './store/sequelize.js';
@@ -34,6 +35,24 @@ export interface ServerOptions {
   now?: () => number;
 }
 
+/** Longest the start waits for the index's object store to answer (LanceDB retries a refused connection a few times). */
+const INDEX_STORAGE_CHECK_MS = 30_000;
+
+/**
+ * An object store index that cannot be reached stops the start with what the store said (a folder is made on first
+ * use): several processes would otherwise start and fail every indexed search. No credential is in the message.
+ */
+async function checkIndexStorage(config: Config, services: Services): Promise<void> {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(config.index.uri) || /^file:/i.test(config.index.uri)) return;
+  try {
+    await withTimeout(services.searchIndex.store.checkReachable(), INDEX_STORAGE_CHECK_MS, {
+      error: () => new Error(`no answer within ${INDEX_STORAGE_CHECK_MS / 1000} s`),
+    });
+  } catch (error) {
+    throw new Error(`the search index's object store (INDEX_URI ${config.index.uri}) cannot be reached: ${(error as Error).message}. Check INDEX_URI and the INDEX_S3_*, INDEX_GCS_* or INDEX_AZURE_* settings.`);
+  }
+}
+
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel), options: ServerOptions = {}): Promise<RunningServer> {
   const sequelize = createSequelize(config);
   setupModels(sequelize);
@@ -52,6 +71,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     ? new RedisBus(config.redisUrl, { lost: (error) => redisOutages.lost('invalidations', error), regained: () => redisOutages.regained('invalidations') })
     : new MemoryBus();
   const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, redisOutages, now: options.now });
+  await checkIndexStorage(config, services);
   await services.sqliteFiles.adoptSharedFiles();
   services.usage.start();
   services.searchRecorder.start();

@@ -123,6 +123,7 @@ export interface IndexStoreOptions {
   uri: string;
   /** How stale a reader's view of a table written by another process may be (LanceDB's read consistency interval). */
   readConsistencySeconds: number;
+  /** LanceDB's storage options for an object store (endpoint, region, credentials: config.index.storageOptions). */
   storageOptions?: Record<string, string>;
   /**
    * Distinct words and stems the spaces' vocabularies may hold in memory together, for typo tolerance
@@ -188,6 +189,13 @@ export function spaceName(userId: string, environment: string): string {
   return name;
 }
 
+/** What the object store said, without the engine's source locations and repeated causes. */
+export function storageFailure(error: unknown): string {
+  const message = String((error as Error)?.message ?? error).replace(/^lance error:\s*/i, '');
+  const cut = message.search(/, \/\S+\.rs:\d+|\s+Caused by:/);
+  return (cut > 0 ? message.slice(0, cut) : message).slice(0, 500);
+}
+
 export class IndexStore {
   private readonly tables = new Map<string, Promise<Table | null>>();
   private readonly locks = new Map<string, Mutex>();
@@ -217,6 +225,19 @@ export class IndexStore {
       storageOptions: this.options.storageOptions,
     }));
     return this.connecting;
+  }
+
+  /**
+   * Lists the index's tables, to learn at start that its object store answers with these settings: a wrong endpoint,
+   * bucket or credentials then stops the start instead of failing every search later. Rejects with what the store said.
+   */
+  async checkReachable(): Promise<void> {
+    try {
+      await (await this.connection()).tableNames();
+    } catch (error) {
+      this.connecting = null; // a later use connects again
+      throw new Error(storageFailure(error));
+    }
   }
 
   /** The space if it exists (a search never creates one). */
