@@ -322,6 +322,7 @@ function wireSearchIndex(deps: {
     onSynced: (connectionId) => onIndexChanged(connectionId),
     maxActive: config.index.maxJobs,
     maxAttempts: config.index.maxAttempts,
+    staleMs: config.index.staleMs,
     sync: { queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000) },
     now,
   });

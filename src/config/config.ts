@@ -48,6 +48,8 @@ export interface Config {
   /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
   index: {
     uri: string; readConsistencyMs: number; vocabularyTerms: number; sync: boolean; maxJobs: number; maxAttempts: number;
+    /** INDEX_SYNC_STALE_MS: a sync job whose process has not reported for this long is taken over by another. */
+    staleMs: number;
     /** LanceDB's storage options for an object store INDEX_URI (endpoint, region, credentials): holds secrets, never logged. */
     storageOptions: Record<string, string>;
   };
@@ -226,6 +228,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '2', meaning: 'Index sync jobs one process runs at once, each in another search space (1-16).' })),
   INDEX_SYNC_ATTEMPTS: wholeNumber(1, 100).default(3)
     .meta(doc({ default: '3', meaning: "Times a sync job is started before it ends failed when it never finishes (its server stopped while it ran, for example out of memory); a graceful stop does not count (1-100)." })),
+  INDEX_SYNC_STALE_MS: wholeNumber(3000, 600_000).default(10_000)
+    .meta(doc({ default: '10000', meaning: "A sync job whose process has not reported for this long (it died, or its machine is gone) is taken over by another syncing process and resumed where it stopped; it reports five times as often, and the others look four times as often, so a takeover comes within 1.25 times this. Raise it only if your machines' clocks may differ by more than a second or two (3000-600000)." })),
   VALIDATE_RESPONSES: flag().default(false)
     .meta(doc({ default: 'false', meaning: 'Check every response against openapi.yaml and record violations (tests turn it on).' })),
 });
@@ -394,6 +398,7 @@ export function loadConfig(env: Env = process.env): Config {
       sync: settings.INDEX_SYNC,
       maxJobs: settings.INDEX_SYNC_JOBS,
       maxAttempts: settings.INDEX_SYNC_ATTEMPTS,
+      staleMs: settings.INDEX_SYNC_STALE_MS,
       storageOptions: storageOptionsOf(settings),
     },
   };

@@ -34,11 +34,29 @@ export interface JobRunnerDeps {
   /** Claims of a job before it ends failed (its process died each time it ran). */
   maxAttempts?: number;
   sync?: Partial<Omit<SyncDeps, 'jobs' | 'now'>>;
-  heartbeatMs?: number;
-  /** A running job whose heartbeat is older than this belongs to a process that is gone. */
+  /** A running job whose heartbeat is older than this belongs to a process that is gone (INDEX_SYNC_STALE_MS). */
   staleMs?: number;
-  /** How often the store is checked for claimable jobs (queued elsewhere, or orphaned). */
+  /** How often a running job's heartbeat is written; by default from `staleMs` (takeoverTimings). */
+  heartbeatMs?: number;
+  /** How often the store is checked for claimable jobs (queued elsewhere, or orphaned); by default from `staleMs`. */
   pollMs?: number;
+}
+
+/** A sync job whose process has not written its heartbeat for this long is taken over by another (INDEX_SYNC_STALE_MS). */
+export const DEFAULT_STALE_MS = 10_000;
+
+/**
+ * The heartbeat and poll that go with a staleness: a job's process writes its heartbeat five times per `staleMs`, so
+ * four in a row may be late (a busy machine, a slow store write) before another process takes the job; the others
+ * look for such jobs four times per `staleMs`. A job whose process dies is claimed again at most `staleMs` after its
+ * last heartbeat plus one poll (`takeoverWithinMs`): 12.5 s by default. Heartbeats are written with the clock of the
+ * process that runs the job and read with the clock of the one that claims it: machines' clocks must agree to well
+ * within `staleMs` (NTP does).
+ */
+export function takeoverTimings(staleMs = DEFAULT_STALE_MS): { staleMs: number; heartbeatMs: number; pollMs: number; takeoverWithinMs: number } {
+  const heartbeatMs = Math.round(staleMs / 5);
+  const pollMs = Math.round(staleMs / 4);
+  return { staleMs, heartbeatMs, pollMs, takeoverWithinMs: staleMs + pollMs };
 }
 
 interface ActiveJob {
@@ -75,8 +93,9 @@ export class IndexJobRunner {
       timer.unref();
       this.timers.push(timer);
     };
-    every(this.deps.heartbeatMs ?? 10_000, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
-    every(this.deps.pollMs ?? 5_000, () => this.pump());
+    const timings = takeoverTimings(this.deps.staleMs);
+    every(this.deps.heartbeatMs ?? timings.heartbeatMs, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
+    every(this.deps.pollMs ?? timings.pollMs, () => this.pump());
     void this.pump();
   }
 
@@ -91,7 +110,7 @@ export class IndexJobRunner {
         this.pumpAgain = false;
         while (!this.stopping && this.active.size < (this.deps.maxActive ?? 2)) {
           const now = this.now();
-          const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? 60_000)), [...this.active.keys()], this.deps.maxAttempts);
+          const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? DEFAULT_STALE_MS)), [...this.active.keys()], this.deps.maxAttempts);
           if (!job || this.stopping) {
             if (job) await this.deps.jobs.release([job.id]);
             break;
