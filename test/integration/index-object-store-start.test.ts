@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startS3Store } from '../support/s3-store.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -81,5 +82,39 @@ describe('starting with an object store index', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("the search index's object store (INDEX_URI s3://quarry-index/prod) cannot be reached");
     expect(run.stderr).not.toContain('hunter2');
+  }, 90_000);
+
+  it('when the store ignores conditional writes (If-None-Match on PUT), then the process exits saying writers would lose commits, before listening', async () => {
+    const store = await startS3Store({ conditionalWrites: false });
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-index-store-'));
+    cleanup.push(() => void store.close(), () => rmSync(dataDir, { recursive: true, force: true }));
+    const run = await start({
+      DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1',
+      INDEX_URI: 's3://quarry-index/prod', INDEX_S3_ENDPOINT: store.url, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',
+      INDEX_S3_ACCESS_KEY_ID: 'AKIDQUARRYTEST', INDEX_S3_SECRET_ACCESS_KEY: 'hunter2-object-store-secret',
+    });
+    expect(run.listened, run.stdout).toBe(false);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("the search index's object store (INDEX_URI s3://quarry-index/prod) ignores conditional writes (If-None-Match on PUT)");
+    expect(run.stderr).not.toContain('hunter2');
+    // The check wrote its object under the index's prefix, signed with the configured key, and removed it.
+    const check = store.requests.filter((request) => request.path.startsWith('/quarry-index/prod/_quarry_write_check/'));
+    expect(check.map((request) => request.method)).toEqual(['PUT', 'PUT', 'DELETE']);
+    expect(check[0]!.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDQUARRYTEST\/\d{8}\/us-east-1\/s3\/aws4_request/);
+    expect([...store.objects.keys()].filter((key) => key.includes('_quarry_write_check'))).toEqual([]);
+  }, 90_000);
+
+  it('when the store honours conditional writes, then the process starts, and leaves no check object behind', async () => {
+    const store = await startS3Store({ conditionalWrites: true });
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-index-store-'));
+    cleanup.push(() => void store.close(), () => rmSync(dataDir, { recursive: true, force: true }));
+    const run = await start({
+      DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1',
+      INDEX_URI: 's3://quarry-index/prod', INDEX_S3_ENDPOINT: store.url, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',
+      INDEX_S3_ACCESS_KEY_ID: 'AKIDQUARRYTEST', INDEX_S3_SECRET_ACCESS_KEY: 'hunter2-object-store-secret',
+    });
+    expect(run.listened, run.stderr).toBe(true);
+    expect(store.requests.filter((request) => request.path.startsWith('/quarry-index/prod/_quarry_write_check/')).map((r) => r.method)).toEqual(['PUT', 'PUT', 'DELETE']);
+    expect([...store.objects.keys()].filter((key) => key.includes('_quarry_write_check'))).toEqual([]);
   }, 90_000);
 });
