@@ -256,6 +256,10 @@ export function createServices(infra: Infrastructure) {
     cache: config.redisUrl
       ? { ping: () => rateLimitStore.ping(), lastError: () => rateLimitStore.status().lastError }
       : null,
+    index: {
+      kind: /^([a-z][a-z0-9+.-]*):\/\//i.exec(config.index.uri)?.[1]?.toLowerCase() ?? 'folder',
+      ping: () => searchIndex.store.checkReachable(),
+    },
     startedAt: Date.now(),
   });
   return {

@@ -15,6 +15,7 @@ import { EmbeddingError, type EmbeddingProvider } from '../embeddings/provider.j
 import { tableId } from './documents.js';
 import { chosenColumns, columnsReady, indexedColumns } from './filter-columns.js';
 import type { IndexStore } from './index-store.js';
+import { isIndexStorageFailure } from './storage-failures.js';
 import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
 
 export interface JobRunnerDeps {
@@ -80,6 +81,8 @@ export class IndexJobRunner {
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private stopping = false;
+  /** The index's store failed a job: nothing is claimed before this time. */
+  private waitUntil = 0;
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.now = deps.now ?? Date.now;
@@ -108,7 +111,7 @@ export class IndexJobRunner {
     this.pumping = (async () => {
       do {
         this.pumpAgain = false;
-        while (!this.stopping && this.active.size < (this.deps.maxActive ?? 2)) {
+        while (!this.stopping && this.active.size < (this.deps.maxActive ?? 2) && this.now() >= this.waitUntil) {
           const now = this.now();
           const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? DEFAULT_STALE_MS)), [...this.active.keys()], this.deps.maxAttempts);
           if (!job || this.stopping) {
@@ -227,6 +230,14 @@ export class IndexJobRunner {
       return outcome.status;
     } catch (error) {
       if (signal.aborted && this.stopping) return 'stopped';
+      if (isIndexStorageFailure(error)) {
+        // The index's store is down: the job goes back to the queue, its position kept and the attempt not counted,
+        // and this process claims nothing for a while; the job resumes once the store answers again.
+        this.deps.logger.warn({ err: error, jobId: job.id }, 'index storage unavailable: the sync waits and resumes');
+        this.waitUntil = this.now() + (this.deps.pollMs ?? takeoverTimings(this.deps.staleMs).pollMs) * 2;
+        await this.deps.jobs.release([job.id]).catch(() => undefined);
+        return 'stopped';
+      }
       const stored = safeError(error);
       if (stored.code === 'INTERNAL_ERROR') this.deps.logger.error({ err: error, jobId: job.id }, 'index sync job failed');
       await this.deps.jobs.finish(job.id, 'failed', { error: stored, finishedAt: new Date(this.now()) }).catch(() => undefined);

@@ -168,7 +168,10 @@ export async function startS3Store(options: { conditionalWrites: boolean; port?:
   const sockets = new Set<Socket>();
   let server: Server;
   let port = options.port ?? 0;
+  let listening = false;
   const listen = async () => {
+    if (listening) return;
+    listening = true;
     server = createServer((request, response) => void handle(request, response).catch(() => error(response, 500, 'InternalError')));
     server.on('connection', (socket) => {
       sockets.add(socket);
@@ -178,6 +181,8 @@ export async function startS3Store(options: { conditionalWrites: boolean; port?:
     port = (server.address() as AddressInfo).port;
   };
   const stop = () => new Promise<void>((resolve) => {
+    if (!listening) return resolve();
+    listening = false;
     for (const socket of sockets) socket.destroy();
     server.close(() => resolve());
   });
