@@ -313,6 +313,7 @@ function wireSearchIndex(deps: {
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
     storageOptions: config.index.storageOptions,
+    keepVersionsMs: config.index.keepVersionsMs,
   });
   const runner = new IndexJobRunner({
     jobs: indexJobRepository,
@@ -346,6 +347,6 @@ function wireSearchIndex(deps: {
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
     now,
   });
-  const schedule = new IndexSchedule({ runner, service, store, syncing, logger });
-  return { store, runner, service, start: () => schedule.start(), stop: () => schedule.stop() };
+  const schedule = new IndexSchedule({ runner, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
+  return { store, runner, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
 }

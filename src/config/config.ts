@@ -50,6 +50,8 @@ export interface Config {
     uri: string; readConsistencyMs: number; vocabularyTerms: number; sync: boolean; maxJobs: number; maxAttempts: number;
     /** INDEX_SYNC_STALE_MS: a sync job whose process has not reported for this long is taken over by another. */
     staleMs: number;
+    /** INDEX_KEEP_VERSIONS_MS: how long an older version of a space is kept, and how often old ones are removed. */
+    keepVersionsMs: number;
     /** LanceDB's storage options for an object store INDEX_URI (endpoint, region, credentials): holds secrets, never logged. */
     storageOptions: Record<string, string>;
   };
@@ -228,6 +230,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '2', meaning: 'Index sync jobs one process runs at once, each in another search space (1-16).' })),
   INDEX_SYNC_ATTEMPTS: wholeNumber(1, 100).default(3)
     .meta(doc({ default: '3', meaning: "Times a sync job is started before it ends failed when it never finishes (its server stopped while it ran, for example out of memory); a graceful stop does not count (1-100)." })),
+  INDEX_KEEP_VERSIONS_MS: wholeNumber(1000, 604_800_000).default(300_000)
+    .meta(doc({ default: '300000', meaning: 'How long an older version of the index is kept after a newer one is written, in ms; older ones are removed (and the index compacted) this often by each syncing process, and when a sync ends. At least `INDEX_READ_CONSISTENCY_MS` plus `SEARCH_TIMEOUT_MS`: a process may read a version that long (1000-604800000).' })),
   INDEX_SYNC_STALE_MS: wholeNumber(3000, 600_000).default(10_000)
     .meta(doc({ default: '10000', meaning: "A sync job whose process has not reported for this long (it died, or its machine is gone) is taken over by another syncing process and resumed where it stopped; it reports five times as often, and the others look four times as often, so a takeover comes within 1.25 times this. Raise it only if your machines' clocks may differ by more than a second or two (3000-600000)." })),
   VALIDATE_RESPONSES: flag().default(false)
@@ -247,6 +251,11 @@ const checkedSchema = environmentSchema.superRefine((env, context) => {
     context.addIssue({ code: 'custom', message: 'EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL' });
   }
   for (const problem of objectStoreProblems(env)) context.addIssue({ code: 'custom', message: problem });
+  const keep = env.INDEX_KEEP_VERSIONS_MS;
+  const needed = Number(env.INDEX_READ_CONSISTENCY_MS) + Number(env.SEARCH_TIMEOUT_MS);
+  if (typeof keep === 'number' && Number.isFinite(needed) && keep < needed) {
+    context.addIssue({ code: 'custom', message: `INDEX_KEEP_VERSIONS_MS must be at least INDEX_READ_CONSISTENCY_MS plus SEARCH_TIMEOUT_MS (${needed}): another process may still read a version that long` });
+  }
 }, { when: () => true });
 
 /** The object store settings that belong to each kind of INDEX_URI. */
@@ -399,6 +408,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxJobs: settings.INDEX_SYNC_JOBS,
       maxAttempts: settings.INDEX_SYNC_ATTEMPTS,
       staleMs: settings.INDEX_SYNC_STALE_MS,
+      keepVersionsMs: settings.INDEX_KEEP_VERSIONS_MS,
       storageOptions: storageOptionsOf(settings),
     },
   };

@@ -36,7 +36,7 @@ export interface IndexServiceDeps {
   connections: Pick<DatabaseConnectionRepository, 'dueForSync' | 'claimScheduledSync' | 'findById'>;
   tables: IndexTableRepository;
   jobs: IndexJobRepository;
-  store: Pick<IndexStore, 'space'>;
+  store: Pick<IndexStore, 'space' | 'spaceSize'>;
   runner: { pump(): Promise<void>; abort(jobId: string): void; abortConnection(connectionId: string): Promise<void> };
   /** The embedding model semantic tables are indexed with. */
   providerId: string;
@@ -59,18 +59,23 @@ export class IndexService {
     this.now = deps.now ?? Date.now;
   }
 
-  /** getDatabaseIndex: every table of the connection, indexed or not, with its state and newest job. */
+  /**
+   * getDatabaseIndex: every table of the connection, indexed or not, with its state and newest job, and the size of
+   * the account's index in the connection's environment.
+   */
   async overview(caller: UserCaller, databaseId: string): Promise<DatabaseIndex> {
     const record = await this.deps.owned(caller.user.id, databaseId);
-    const [schema, indexed, jobs, rowLimit] = await Promise.all([
+    const [schema, indexed, jobs, rowLimit, size] = await Promise.all([
       this.deps.tablesOf(record),
       this.deps.tables.listByConnections([record.id]),
       this.deps.jobs.latestByConnections([record.id]),
       this.deps.rowLimit(record.userId),
+      this.deps.store.spaceSize(spaceName(record.userId, record.environment)),
     ]);
     return {
       databaseId: record.id,
       enabled: record.indexEnabled,
+      accountIndex: { environment: record.environment, ...size },
       syncIntervalMinutes: record.syncIntervalMinutes,
       nextSyncAt: record.indexEnabled && record.syncIntervalMinutes !== null ? (record.nextSyncAt?.toISOString() ?? null) : null,
       rowLimit,

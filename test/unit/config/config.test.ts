@@ -99,7 +99,7 @@ describe('loadConfig', () => {
 
   it('when the index settings are not set, then the index lives under DATA_DIR, this process syncs, two jobs at once', () => {
     const dir = dataDir();
-    expect(loadConfig({ DATA_DIR: dir }).index).toEqual({ uri: join(dir, 'index'), readConsistencyMs: 1000, vocabularyTerms: 2_000_000, sync: true, maxJobs: 2, maxAttempts: 3, staleMs: 10_000, storageOptions: {} });
+    expect(loadConfig({ DATA_DIR: dir }).index).toEqual({ uri: join(dir, 'index'), readConsistencyMs: 1000, vocabularyTerms: 2_000_000, sync: true, maxJobs: 2, maxAttempts: 3, staleMs: 10_000, keepVersionsMs: 300_000, storageOptions: {} });
     expect(loadConfig({ DATA_DIR: dir, INDEX_URI: 's3://bucket/quarry', INDEX_SYNC: 'false' }).index).toMatchObject({ uri: 's3://bucket/quarry', sync: false });
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_URI: 'http://example.com/index' })).toThrow(/INDEX_URI must be a folder or an s3:\/\//);
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_SYNC_JOBS: '0' })).toThrow(/INDEX_SYNC_JOBS must be a whole number from 1 to 16/);
@@ -137,6 +137,12 @@ describe('loadConfig', () => {
   it('when an object store secret is given with a mistake, then no message repeats it', () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), INDEX_URI: 's3://b/q', INDEX_S3_SECRET_ACCESS_KEY: 'hunter2-secret', INDEX_S3_SESSION_TOKEN: 'hunter3-token' }))
       .toThrow(/^(?![\s\S]*hunter)[\s\S]*INDEX_S3_ACCESS_KEY_ID and INDEX_S3_SECRET_ACCESS_KEY go together/);
+  });
+
+  it('when INDEX_KEEP_VERSIONS_MS is shorter than a reader may read a version, then the start stops saying how long it must be', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), INDEX_KEEP_VERSIONS_MS: '5000' }))
+      .toThrow(/INDEX_KEEP_VERSIONS_MS must be at least INDEX_READ_CONSISTENCY_MS plus SEARCH_TIMEOUT_MS \(6000\)/);
+    expect(loadConfig({ DATA_DIR: dataDir(), INDEX_KEEP_VERSIONS_MS: '6000' }).index.keepVersionsMs).toBe(6000);
   });
 
   it('when NODE_ENV is production, then private database hosts are refused unless allowed', () => {
