@@ -2113,14 +2113,15 @@ export interface components {
                 enabled: boolean;
                 /**
                  * @description The account's whole index in this connection's environment (every connection of that environment
-                 *     shares it): its rows and the bytes its current version takes. Versions older than
-                 *     `INDEX_KEEP_VERSIONS_MS` (5 minutes by default) are cleaned up on a schedule.
+                 *     shares it): its rows and the bytes its current version takes; null while the index's storage cannot
+                 *     be read. Versions older than `INDEX_KEEP_VERSIONS_MS` (5 minutes by default) are cleaned up on a
+                 *     schedule.
                  */
                 accountIndex: {
                     environment: components["schemas"]["Environment"];
                     rows: number;
                     bytes: number;
-                };
+                } | null;
                 syncIntervalMinutes: number | null;
                 /** @description When the schedule next syncs every table; null without a schedule or before the first scheduled run is planned. */
                 nextSyncAt: components["schemas"]["NullableTimestamp"];

@@ -72,6 +72,11 @@ describe('the index on an object store that goes down', () => {
       expect(filtered.body.error).toMatchObject({ code: 'INDEX_UNAVAILABLE', details: { retryAfter: 10 } });
       expect(filtered.headers.get('retry-after')).toBe('10');
 
+      // The tables' states are still shown; only the size of the index is unknown.
+      const overview = await t.client.get(`/api/v1/databases/${db}/index`, as());
+      expect(overview.status, JSON.stringify(overview.body)).toBe(200);
+      expect(overview.body.data).toMatchObject({ accountIndex: null, tables: [expect.objectContaining({ table: 'products', state: 'ready' })] });
+
       const health = await t.client.get('/health');
       expect(health.status).toBe(200);
       expect(health.body.data).toMatchObject({ status: 'degraded', checks: { store: { status: 'up' }, index: { status: 'down', detail: 'unavailable' } } });

@@ -18,6 +18,7 @@ import type { UserCaller } from '../callers.js';
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
 import { columnsReady, eligibleColumns } from '../../search-index/filter-columns.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 
 type IndexJob = components['schemas']['IndexJob'];
 type IndexedTable = components['schemas']['IndexedTable'];
@@ -70,12 +71,16 @@ export class IndexService {
       this.deps.tables.listByConnections([record.id]),
       this.deps.jobs.latestByConnections([record.id]),
       this.deps.rowLimit(record.userId),
-      this.deps.store.spaceSize(spaceName(record.userId, record.environment)),
+      // The index's storage down is no reason to hide the tables' states: only the size is unknown then.
+      this.deps.store.spaceSize(spaceName(record.userId, record.environment)).catch((error: unknown) => {
+        if (!isIndexStorageFailure(error)) throw error;
+        return null;
+      }),
     ]);
     return {
       databaseId: record.id,
       enabled: record.indexEnabled,
-      accountIndex: { environment: record.environment, ...size },
+      accountIndex: size && { environment: record.environment, ...size },
       syncIntervalMinutes: record.syncIntervalMinutes,
       nextSyncAt: record.indexEnabled && record.syncIntervalMinutes !== null ? (record.nextSyncAt?.toISOString() ?? null) : null,
       rowLimit,
