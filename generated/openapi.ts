@@ -1091,6 +1091,10 @@ export interface paths {
          *     gives each one's status. When live tables take part, their rankings and the index's are merged by
          *     reciprocal rank fusion (k = 60) and the answer says `approximate`.
          *
+         *     **Index outage.** When the index's storage cannot be read, each database's indexed tables are searched live
+         *     instead and listed in `liveTables` with the reason `index_unavailable`; a search only the index can answer
+         *     (`semantic` mode, `filter`, `sort`, `facets`) is 503 `INDEX_UNAVAILABLE` with `Retry-After`.
+         *
          *     A publishable key searches only its own databases and, when it names tables, only those: `databases` and
          *     `tables` default to the key's, and naming another is 403 `INSUFFICIENT_PERMISSIONS`.
          */
@@ -1505,7 +1509,7 @@ export interface components {
          * @description Stable error code; the table in the API description maps each to its status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "MALFORMED_URL" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "STORE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_JSON" | "MALFORMED_URL" | "HOST_NOT_ALLOWED" | "SQLITE_PATH_NOT_ALLOWED" | "AUTH_REQUIRED" | "INVALID_TOKEN" | "TOKEN_EXPIRED" | "SESSION_ENDED" | "INVALID_CREDENTIALS" | "ACCOUNT_DISABLED" | "INVALID_API_KEY" | "MALFORMED_API_KEY" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_ENVIRONMENT_MISMATCH" | "INSUFFICIENT_PERMISSIONS" | "ADMIN_REQUIRED" | "TIER_LIMIT_EXCEEDED" | "FEATURE_NOT_IN_TIER" | "ORIGIN_NOT_ALLOWED" | "SECRET_KEY_IN_BROWSER" | "TIER_ABOVE_PLAN" | "TOO_MANY_DATABASES" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "SETUP_ALREADY_COMPLETED" | "CONFLICT" | "SEMANTIC_INDEX_REQUIRED" | "INVALID_SQLITE_FILE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_UNREACHABLE" | "DATABASE_TIMEOUT" | "DATABASE_AUTH_FAILED" | "DATABASE_NOT_FOUND" | "DATABASE_TLS_ERROR" | "DATABASE_ERROR" | "RATE_LIMIT_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "AI_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "STORE_UNAVAILABLE" | "INDEX_UNAVAILABLE";
         /** @description Every error response. */
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -2219,6 +2223,17 @@ export interface components {
                 databaseId: string;
                 /** @description The connection's tables are kept in the index. */
                 enabled: boolean;
+                /**
+                 * @description The account's whole index in this connection's environment (every connection of that environment
+                 *     shares it): its rows and the bytes its current version takes; null while the index's storage cannot
+                 *     be read. Versions older than `INDEX_KEEP_VERSIONS_MS` (5 minutes by default) are cleaned up on a
+                 *     schedule.
+                 */
+                accountIndex: {
+                    environment: components["schemas"]["Environment"];
+                    rows: number;
+                    bytes: number;
+                } | null;
                 syncIntervalMinutes: number | null;
                 /** @description When the schedule next syncs every table; null without a schedule or before the first scheduled run is planned. */
                 nextSyncAt: components["schemas"]["NullableTimestamp"];
@@ -2268,10 +2283,11 @@ export interface components {
              * @description Why the table was searched live rather than from the index: `not_synced_yet` (its first sync has not
              *     finished), `not_indexable` (no primary key), `indexing_off` (the connection's indexing is off),
              *     `live_requested` (`live: true`), `columns_selected` (the request names `columns`; the index ranks whole
-             *     rows), `boolean_mode` (boolean syntax is answered by each database's own engine).
+             *     rows), `boolean_mode` (boolean syntax is answered by each database's own engine), `index_unavailable`
+             *     (the index's storage could not be read: the database answered instead, as it does for any live table).
              * @enum {string}
              */
-            reason: "not_synced_yet" | "not_indexable" | "indexing_off" | "live_requested" | "columns_selected" | "boolean_mode";
+            reason: "not_synced_yet" | "not_indexable" | "indexing_off" | "live_requested" | "columns_selected" | "boolean_mode" | "index_unavailable";
         };
         /**
          * @default natural
@@ -2957,7 +2973,7 @@ export interface components {
         };
         Health: {
             /**
-             * @description `degraded`: Redis is configured but down (rate limits fall back to per-process memory).
+             * @description `degraded`: Redis is configured but down (rate limits fall back to per-process memory), or the search index's storage is down (searches are answered live).
              * @enum {string}
              */
             status: "healthy" | "degraded" | "unhealthy";
@@ -2972,6 +2988,12 @@ export interface components {
             checks: {
                 store: components["schemas"]["DependencyCheck"];
                 cache: components["schemas"]["DependencyCheck"];
+                /**
+                 * @description The search index's storage (`INDEX_URI`: a folder or an object store). Down is `degraded`: searches are
+                 *     answered live by each database, a search that needs the index is 503 `INDEX_UNAVAILABLE`, and syncs
+                 *     wait and resume.
+                 */
+                index: components["schemas"]["DependencyCheck"];
             };
         };
         HealthResponse: {
@@ -3373,6 +3395,23 @@ export interface components {
          *     searches the key's databases as the store last described them.
          */
         StoreUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Outage"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description `STORE_UNAVAILABLE`: Quarry's own store is down, out of connections or busy (a key the store checked in the
+         *     last `STORE_OUTAGE_GRACE_MS` keeps searching). `INDEX_UNAVAILABLE`: Quarry's search index cannot be read and
+         *     the search needs it (semantic mode, filters, sorting or facets); a search without them is answered by each
+         *     database live meanwhile (`liveTables` reason `index_unavailable`). Send the request again after
+         *     `Retry-After` seconds.
+         */
+        SearchUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After-Outage"];
@@ -5600,7 +5639,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["SearchUnavailable"];
             default: components["responses"]["Error"];
         };
     };

@@ -258,6 +258,10 @@ export function createServices(infra: Infrastructure) {
     cache: config.redisUrl
       ? { ping: () => rateLimitStore.ping(), lastError: () => rateLimitStore.status().lastError }
       : null,
+    index: {
+      kind: /^([a-z][a-z0-9+.-]*):\/\//i.exec(config.index.uri)?.[1]?.toLowerCase() ?? 'folder',
+      ping: () => searchIndex.store.checkReachable(),
+    },
     startedAt: Date.now(),
   });
   return {
@@ -311,6 +315,8 @@ function wireSearchIndex(deps: {
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
     cacheBytes: { index: config.index.cacheMb * 1024 * 1024, metadata: config.index.metadataCacheMb * 1024 * 1024 },
+    storageOptions: config.index.storageOptions,
+    keepVersionsMs: config.index.keepVersionsMs,
   });
   const runner = new IndexJobRunner({
     jobs: indexJobRepository,
@@ -324,6 +330,7 @@ function wireSearchIndex(deps: {
     onSynced: (connectionId) => onIndexChanged(connectionId),
     maxActive: config.index.maxJobs,
     maxAttempts: config.index.maxAttempts,
+    staleMs: config.index.staleMs,
     sync: { queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000) },
     now,
   });
@@ -343,6 +350,6 @@ function wireSearchIndex(deps: {
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
     now,
   });
-  const schedule = new IndexSchedule({ runner, service, store, syncing, logger });
-  return { store, runner, service, start: () => schedule.start(), stop: () => schedule.stop() };
+  const schedule = new IndexSchedule({ runner, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
+  return { store, runner, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
 }

@@ -10,6 +10,8 @@ import { MemoryBus, RedisBus } from './lib/invalidation-bus.js';
 import { RedisOutageLog } from './lib/redis-outage.js';
 import { verifyCredentialsKey } from './crypto/credentials-check.js';
 import { createServices, type Services } from './composition.js';
+import { withTimeout } from './lib/timeout.js';
+import { checkConditionalWrites } from './search-index/conditional-writes.js';
 import { settingRepository } from './repositories/setting-repository.js';
 import { createMigrator } from './store/migrator.js';
 import { createSequelize } from './store/sequelize.js';
@@ -34,6 +36,39 @@ export interface ServerOptions {
   now?: () => number;
 }
 
+/** Longest the start waits for the index's object store to answer (LanceDB retries a refused connection a few times). */
+const INDEX_STORAGE_CHECK_MS = 30_000;
+
+/**
+ * An object store index that cannot be reached stops the start with what the store said (a folder is made on first
+ * use): several processes would otherwise start and fail every indexed search. No credential is in the message.
+ */
+async function checkIndexStorage(config: Config, services: Services, logger: Logger): Promise<void> {
+  const { uri, storageOptions } = config.index;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(uri) || /^file:/i.test(uri)) return;
+  const store = `the search index's object store (INDEX_URI ${uri})`;
+  try {
+    await withTimeout(services.searchIndex.store.checkReachable(), INDEX_STORAGE_CHECK_MS, {
+      error: () => new Error(`no answer within ${INDEX_STORAGE_CHECK_MS / 1000} s`),
+    });
+  } catch (error) {
+    throw new Error(`${store} cannot be reached: ${(error as Error).message}. Check INDEX_URI and the INDEX_S3_*, INDEX_GCS_* or INDEX_AZURE_* settings.`);
+  }
+  if (!/^s3:/i.test(uri)) return;
+  // Every process may write the index (a sync, a connection's removal): a store that ignores conditional writes
+  // loses one writer's commits without an error, so it is refused here rather than trusted.
+  let check;
+  try {
+    check = await checkConditionalWrites({ uri, storageOptions });
+  } catch (error) {
+    throw new Error(`${store} could not be checked for conditional writes: ${(error as Error).message}`);
+  }
+  if (check.outcome === 'ignored') {
+    throw new Error(`${store} ignores conditional writes (If-None-Match on PUT): it took a second write of an object it already had. Several writers would lose each other's index commits without an error. Use a store that honours them (README: "Where the index can live").`);
+  }
+  if (check.outcome === 'unchecked') logger.warn({ reason: check.reason }, 'the index store was not checked for conditional writes; make sure it honours If-None-Match on PUT');
+}
+
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel), options: ServerOptions = {}): Promise<RunningServer> {
   const sequelize = createSequelize(config);
   setupModels(sequelize);
@@ -52,6 +87,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     ? new RedisBus(config.redisUrl, { lost: (error) => redisOutages.lost('invalidations', error), regained: () => redisOutages.regained('invalidations') })
     : new MemoryBus();
   const services = createServices({ config, logger, sequelize, migrator, rateLimitStore, bus, redisOutages, now: options.now });
+  await checkIndexStorage(config, services, logger);
   await services.sqliteFiles.adoptSharedFiles();
   services.usage.start();
   services.searchRecorder.start();

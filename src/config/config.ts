@@ -46,7 +46,15 @@ export interface Config {
   /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
   /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
-  index: { uri: string; readConsistencyMs: number; vocabularyTerms: number; cacheMb: number; metadataCacheMb: number; sync: boolean; maxJobs: number; maxAttempts: number };
+  index: {
+    uri: string; readConsistencyMs: number; vocabularyTerms: number; cacheMb: number; metadataCacheMb: number; sync: boolean; maxJobs: number; maxAttempts: number;
+    /** INDEX_SYNC_STALE_MS: a sync job whose process has not reported for this long is taken over by another. */
+    staleMs: number;
+    /** INDEX_KEEP_VERSIONS_MS: how long an older version of a space is kept, and how often old ones are removed. */
+    keepVersionsMs: number;
+    /** LanceDB's storage options for an object store INDEX_URI (endpoint, region, credentials): holds secrets, never logged. */
+    storageOptions: Record<string, string>;
+  };
 }
 
 /** Thrown with every problem found, so one start tells the operator everything to fix. */
@@ -191,7 +199,27 @@ export const environmentSchema = z.object({
   EMBEDDINGS_API_KEY: z.string().optional()
     .meta(doc({ default: '(unset)', meaning: 'Bearer key for the remote embeddings service; never logged or returned.', secret: true })),
   INDEX_URI: indexUri().optional()
-    .meta(doc({ default: '<DATA_DIR>/index', meaning: "Where Quarry's search index lives: a folder, or an object store URI (`s3://`, `gs://`, `az://`) that several server processes share." })),
+    .meta(doc({ default: '<DATA_DIR>/index', meaning: "Where Quarry's search index lives: a folder, or an object store URI (`s3://`, `gs://`, `az://`) that several server processes share; its settings are the `INDEX_S3_*`, `INDEX_GCS_*`, `INDEX_AZURE_*` and `INDEX_ALLOW_HTTP` below, and a store that cannot be reached with them stops the start." })),
+  INDEX_S3_ENDPOINT: httpUrl().optional()
+    .meta(doc({ default: '(unset: AWS)', meaning: 'For an `s3://` `INDEX_URI` on an S3-compatible store: its URL, e.g. `https://storage.example.com` (needs `INDEX_S3_REGION`; an `http://` one needs `INDEX_ALLOW_HTTP=true`).' })),
+  INDEX_S3_REGION: z.string().regex(/^[a-z0-9-]{1,64}$/i, { error: 'must be a region name such as us-east-1' }).optional()
+    .meta(doc({ default: '(unset: found from the bucket)', meaning: 'Region of the `s3://` bucket, e.g. `eu-west-1`; most S3-compatible stores need one (`us-east-1` where any will do).' })),
+  INDEX_S3_ACCESS_KEY_ID: z.string().optional()
+    .meta(doc({ default: '(unset: the AWS credential chain)', meaning: 'Access key id for the `s3://` bucket (with `INDEX_S3_SECRET_ACCESS_KEY`); unset, LanceDB looks for credentials as AWS tools do (AWS_* variables, instance role).' })),
+  INDEX_S3_SECRET_ACCESS_KEY: z.string().optional()
+    .meta(doc({ default: '(unset)', meaning: 'Secret access key that goes with `INDEX_S3_ACCESS_KEY_ID`; never logged.', secret: true })),
+  INDEX_S3_SESSION_TOKEN: z.string().optional()
+    .meta(doc({ default: '(unset)', meaning: 'Session token of temporary credentials, with `INDEX_S3_ACCESS_KEY_ID` and `INDEX_S3_SECRET_ACCESS_KEY`; never logged.', secret: true })),
+  INDEX_GCS_SERVICE_ACCOUNT: z.string().optional()
+    .meta(doc({ default: '(unset: application default credentials)', meaning: 'For a `gs://` `INDEX_URI`: path of a service account key file.' })),
+  INDEX_GCS_SERVICE_ACCOUNT_KEY: z.string().optional()
+    .meta(doc({ default: '(unset)', meaning: 'For a `gs://` `INDEX_URI`: the service account key itself (its JSON), instead of a file; never logged.', secret: true })),
+  INDEX_AZURE_ACCOUNT_NAME: z.string().regex(/^[a-z0-9]{3,24}$/, { error: 'must be a storage account name (3-24 lower-case letters and digits)' }).optional()
+    .meta(doc({ default: '(unset)', meaning: 'For an `az://` `INDEX_URI`: the storage account that holds the container.' })),
+  INDEX_AZURE_ACCOUNT_KEY: z.string().optional()
+    .meta(doc({ default: '(unset)', meaning: 'For an `az://` `INDEX_URI`: the storage account key (with `INDEX_AZURE_ACCOUNT_NAME`); never logged.', secret: true })),
+  INDEX_ALLOW_HTTP: flag().default(false)
+    .meta(doc({ default: 'false', meaning: 'Let the index reach its object store over plain `http://` (a store on your own network or this machine); off, only TLS.' })),
   INDEX_READ_CONSISTENCY_MS: wholeNumber(0, 3_600_000).default(1000)
     .meta(doc({ default: '1000', meaning: 'How long a process may read an older version of the index after another process wrote it, in ms (0-3600000; 0 checks on every read). Searches also reuse what they read of Quarry\'s store (connections, the index\'s catalog) for this long, at most 5 s, unless a change is announced on the invalidation bus (Redis between processes).' })),
   INDEX_VOCABULARY_TERMS: wholeNumber(0, 100_000_000).default(2_000_000)
@@ -206,6 +234,10 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '2', meaning: 'Index sync jobs one process runs at once, each in another search space (1-16).' })),
   INDEX_SYNC_ATTEMPTS: wholeNumber(1, 100).default(3)
     .meta(doc({ default: '3', meaning: "Times a sync job is started before it ends failed when it never finishes (its server stopped while it ran, for example out of memory); a graceful stop does not count (1-100)." })),
+  INDEX_KEEP_VERSIONS_MS: wholeNumber(1000, 604_800_000).default(300_000)
+    .meta(doc({ default: '300000', meaning: 'How long an older version of the index is kept after a newer one is written, in ms; older ones are removed (and the index compacted) this often by each syncing process, and when a sync ends. At least `INDEX_READ_CONSISTENCY_MS` plus `SEARCH_TIMEOUT_MS`: a process may read a version that long (1000-604800000).' })),
+  INDEX_SYNC_STALE_MS: wholeNumber(3000, 600_000).default(10_000)
+    .meta(doc({ default: '10000', meaning: "A sync job whose process has not reported for this long (it died, or its machine is gone) is taken over by another syncing process and resumed where it stopped; it reports five times as often, and the others look four times as often, so a takeover comes within 1.25 times this. Raise it only if your machines' clocks may differ by more than a second or two (3000-600000)." })),
   VALIDATE_RESPONSES: flag().default(false)
     .meta(doc({ default: 'false', meaning: 'Check every response against openapi.yaml and record violations (tests turn it on).' })),
 });
@@ -222,7 +254,75 @@ const checkedSchema = environmentSchema.superRefine((env, context) => {
   if (env.EMBEDDINGS_PROVIDER === 'remote' && (!env.EMBEDDINGS_URL || !env.EMBEDDINGS_MODEL)) {
     context.addIssue({ code: 'custom', message: 'EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL' });
   }
+  for (const problem of objectStoreProblems(env)) context.addIssue({ code: 'custom', message: problem });
+  const keep = env.INDEX_KEEP_VERSIONS_MS;
+  const needed = Number(env.INDEX_READ_CONSISTENCY_MS) + Number(env.SEARCH_TIMEOUT_MS);
+  if (typeof keep === 'number' && Number.isFinite(needed) && keep < needed) {
+    context.addIssue({ code: 'custom', message: `INDEX_KEEP_VERSIONS_MS must be at least INDEX_READ_CONSISTENCY_MS plus SEARCH_TIMEOUT_MS (${needed}): another process may still read a version that long` });
+  }
 }, { when: () => true });
+
+/** The object store settings that belong to each kind of INDEX_URI. */
+const STORE_SETTINGS = {
+  s3: ['INDEX_S3_ENDPOINT', 'INDEX_S3_REGION', 'INDEX_S3_ACCESS_KEY_ID', 'INDEX_S3_SECRET_ACCESS_KEY', 'INDEX_S3_SESSION_TOKEN'],
+  gs: ['INDEX_GCS_SERVICE_ACCOUNT', 'INDEX_GCS_SERVICE_ACCOUNT_KEY'],
+  az: ['INDEX_AZURE_ACCOUNT_NAME', 'INDEX_AZURE_ACCOUNT_KEY'],
+} as const;
+
+/** The scheme of an object store INDEX_URI (s3+ddb is S3), or null for a folder. */
+function storeScheme(uri: string | undefined): keyof typeof STORE_SETTINGS | null {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(uri ?? '')?.[1]?.toLowerCase();
+  if (scheme === 's3' || scheme === 's3+ddb') return 's3';
+  return scheme === 'gs' || scheme === 'az' ? scheme : null;
+}
+
+/** Object store settings that do not fit INDEX_URI or each other: a setting no store would read is a mistake. */
+function objectStoreProblems(env: Partial<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  const scheme = storeScheme(env.INDEX_URI as string | undefined);
+  for (const [kind, names] of Object.entries(STORE_SETTINGS)) {
+    const set = names.filter((name) => env[name] !== undefined);
+    if (kind !== scheme && set.length > 0) problems.push(`${set.join(', ')} apply only to a ${kind}:// INDEX_URI`);
+  }
+  if (scheme === 's3') {
+    if ((env.INDEX_S3_ACCESS_KEY_ID === undefined) !== (env.INDEX_S3_SECRET_ACCESS_KEY === undefined)) {
+      problems.push('INDEX_S3_ACCESS_KEY_ID and INDEX_S3_SECRET_ACCESS_KEY go together: set both or neither');
+    }
+    if (env.INDEX_S3_SESSION_TOKEN !== undefined && env.INDEX_S3_ACCESS_KEY_ID === undefined) {
+      problems.push('INDEX_S3_SESSION_TOKEN needs INDEX_S3_ACCESS_KEY_ID and INDEX_S3_SECRET_ACCESS_KEY');
+    }
+    if (env.INDEX_S3_ENDPOINT !== undefined && env.INDEX_S3_REGION === undefined) {
+      problems.push('INDEX_S3_ENDPOINT needs INDEX_S3_REGION (an S3-compatible store cannot be asked for its region; us-east-1 where any will do)');
+    }
+  }
+  if (scheme === 'az' && env.INDEX_AZURE_ACCOUNT_KEY !== undefined && env.INDEX_AZURE_ACCOUNT_NAME === undefined) {
+    problems.push('INDEX_AZURE_ACCOUNT_KEY needs INDEX_AZURE_ACCOUNT_NAME');
+  }
+  if (scheme === 'gs' && env.INDEX_GCS_SERVICE_ACCOUNT !== undefined && env.INDEX_GCS_SERVICE_ACCOUNT_KEY !== undefined) {
+    problems.push('INDEX_GCS_SERVICE_ACCOUNT and INDEX_GCS_SERVICE_ACCOUNT_KEY are two ways to give one key: set one');
+  }
+  if (typeof env.INDEX_S3_ENDPOINT === 'string' && env.INDEX_S3_ENDPOINT.toLowerCase().startsWith('http:') && env.INDEX_ALLOW_HTTP !== true) {
+    problems.push('INDEX_S3_ENDPOINT is http://: set INDEX_ALLOW_HTTP=true to send the index (and its credentials) without TLS, or use https://');
+  }
+  return problems;
+}
+
+/** LanceDB's storage option keys (its documented, lower-case names) for the settings given. */
+function storageOptionsOf(settings: z.infer<typeof environmentSchema>): Record<string, string> {
+  const options: Record<string, string | undefined> = {
+    aws_endpoint: settings.INDEX_S3_ENDPOINT,
+    aws_region: settings.INDEX_S3_REGION,
+    aws_access_key_id: settings.INDEX_S3_ACCESS_KEY_ID,
+    aws_secret_access_key: settings.INDEX_S3_SECRET_ACCESS_KEY,
+    aws_session_token: settings.INDEX_S3_SESSION_TOKEN,
+    google_service_account: settings.INDEX_GCS_SERVICE_ACCOUNT,
+    google_service_account_key: settings.INDEX_GCS_SERVICE_ACCOUNT_KEY,
+    azure_storage_account_name: settings.INDEX_AZURE_ACCOUNT_NAME,
+    azure_storage_account_key: settings.INDEX_AZURE_ACCOUNT_KEY,
+    allow_http: settings.INDEX_ALLOW_HTTP ? 'true' : undefined,
+  };
+  return Object.fromEntries(Object.entries(options).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -313,6 +413,9 @@ export function loadConfig(env: Env = process.env): Config {
       sync: settings.INDEX_SYNC,
       maxJobs: settings.INDEX_SYNC_JOBS,
       maxAttempts: settings.INDEX_SYNC_ATTEMPTS,
+      staleMs: settings.INDEX_SYNC_STALE_MS,
+      keepVersionsMs: settings.INDEX_KEEP_VERSIONS_MS,
+      storageOptions: storageOptionsOf(settings),
     },
   };
 }

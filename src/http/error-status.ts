@@ -50,6 +50,7 @@ export const statusOfCode: Record<ErrorCode, number> = {
   NOT_IMPLEMENTED: 501,
   SERVICE_UNAVAILABLE: 503,
   STORE_UNAVAILABLE: 503,
+  INDEX_UNAVAILABLE: 503,
 };
 
 /** The status of an error: its code's, except a database failure that refuses what the caller submitted (422). */

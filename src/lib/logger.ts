@@ -8,7 +8,9 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     level,
     base: { service: 'quarry' },
     redact: {
-      paths: ['req.headers.authorization', 'password', '*.password', '*.newPassword', '*.currentPassword', '*.secretKey', '*.refreshToken'],
+      paths: ['req.headers.authorization', 'password', '*.password', '*.newPassword', '*.currentPassword', '*.secretKey', '*.refreshToken',
+        // The index's object store credentials (config.index.storageOptions), wherever a config or its part is logged.
+        'storageOptions', '*.storageOptions', '*.*.storageOptions'],
       censor: '[redacted]',
     },
   }, destination);

@@ -191,6 +191,12 @@ export const indexJobRepository = {
     return ids;
   },
 
+  /** Spaces a sync job is writing now (in any process): the cleanup schedule leaves them for its next round. */
+  async runningSpaces(): Promise<string[]> {
+    const rows = await IndexJobModel.findAll({ attributes: ['space'], where: { status: 'running' } });
+    return [...new Set(rows.map((row) => row.space))];
+  },
+
   /** A running job of `space` whose process is gone goes back to the queue, freeing the space for a claim. */
   async releaseStale(space: string, staleBefore: Date): Promise<void> {
     await IndexJobModel.update(

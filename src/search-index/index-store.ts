@@ -145,6 +145,7 @@ export interface IndexStoreOptions {
   uri: string;
   /** How stale a reader's view of a table written by another process may be (LanceDB's read consistency interval). */
   readConsistencySeconds: number;
+  /** LanceDB's storage options for an object store (endpoint, region, credentials: config.index.storageOptions). */
   storageOptions?: Record<string, string>;
   /**
    * Distinct words and stems the spaces' vocabularies may hold in memory together, for typo tolerance
@@ -157,6 +158,12 @@ export interface IndexStoreOptions {
    * metadata, in bytes. Absent: LanceDB's defaults (6 GB and 1 GB), which let a large index hold gigabytes.
    */
   cacheBytes?: { index: number; metadata: number };
+  /**
+   * How long a version of a space stays after a newer one is written (INDEX_KEEP_VERSIONS_MS): readers of other
+   * processes may still read it for their read-consistency interval and one search. Older ones are removed when a
+   * sync optimizes the space and on the schedule (cleanUp).
+   */
+  keepVersionsMs?: number;
 }
 
 /** Words and stems held in memory by default: about 64 MB (about 32 bytes each, docs/benchmarks.md). */
@@ -189,8 +196,8 @@ const noVocabulary = (): VocabularyState => ({ ready: null, building: null, next
 
 /** Ids Quarry writes into LanceDB filters: generated, never from a caller. */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,80}$/;
-/** Rows a version of the index keeps for readers of older versions; LanceDB's default keeps them 7 days. */
-const KEEP_OLD_VERSIONS_MS = 60 * 60_000;
+/** How long an older version of a space is kept by default (LanceDB's own default keeps them 7 days). */
+export const KEEP_OLD_VERSIONS_MS = 5 * 60_000;
 /** Vectors a space holds before an approximate index (IVF_FLAT) is worth building; below, a flat scan is exact and fast. */
 export const VECTOR_INDEX_MIN_ROWS = 10_000;
 
@@ -213,6 +220,13 @@ export function spaceName(userId: string, environment: string): string {
   const name = `space_${userId}_${environment}`;
   if (!SAFE_ID.test(name)) throw new Error(`not a search space name: ${JSON.stringify(name)}`);
   return name;
+}
+
+/** What the object store said, without the engine's source locations and repeated causes. */
+export function storageFailure(error: unknown): string {
+  const message = String((error as Error)?.message ?? error).replace(/^lance error:\s*/i, '');
+  const cut = message.search(/, \/\S+\.rs:\d+|\s+Caused by:/);
+  return (cut > 0 ? message.slice(0, cut) : message).slice(0, 500);
 }
 
 export class IndexStore {
@@ -257,6 +271,19 @@ export class IndexStore {
     return this.connecting;
   }
 
+  /**
+   * Lists the index's tables, to learn at start that its object store answers with these settings: a wrong endpoint,
+   * bucket or credentials then stops the start instead of failing every search later. Rejects with what the store said.
+   */
+  async checkReachable(): Promise<void> {
+    try {
+      await (await this.connection()).tableNames();
+    } catch (error) {
+      this.connecting = null; // a later use connects again
+      throw new Error(storageFailure(error));
+    }
+  }
+
   /** The space if it exists (a search never creates one). */
   async space(name: string): Promise<IndexSpace | null> {
     let table = this.tables.get(name);
@@ -273,7 +300,7 @@ export class IndexStore {
     if (!opened) return null;
     let words = this.vocabularies.get(name);
     if (!words) this.vocabularies.set(name, (words = noVocabulary()));
-    return new IndexSpace(opened, this.lock(name), words, this.budget);
+    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs);
   }
 
   /** The space, created with its schema and indexes when it is new (any process may race to create it). */
@@ -297,6 +324,23 @@ export class IndexStore {
     });
     this.tables.delete(name);
     return (await this.space(name))!;
+  }
+
+  /** Every space of the index (a table per user and environment). */
+  async spaceNames(): Promise<string[]> {
+    return (await (await this.connection()).tableNames()).filter((name) => name.startsWith('space_'));
+  }
+
+  /** The space's rows and the bytes its current version takes; zero for a space not made yet. */
+  async spaceSize(name: string): Promise<{ rows: number; bytes: number }> {
+    const space = await this.space(name);
+    return space ? space.size() : { rows: 0, bytes: 0 };
+  }
+
+  /** Removes the space's versions older than keepVersionsMs and compacts it (the cleanup schedule); what was removed. */
+  async cleanUp(name: string): Promise<{ versions: number; bytes: number }> {
+    const space = await this.space(name);
+    return space ? space.optimize() : { versions: 0, bytes: 0 };
   }
 
   async dropSpace(name: string): Promise<void> {
@@ -331,7 +375,14 @@ export class IndexSpace {
     private readonly writes: Mutex,
     private readonly words: VocabularyState = noVocabulary(),
     private readonly budget: VocabularyBudget = { maxTerms: VOCABULARY_MAX_TERMS, fit: () => undefined },
+    private readonly keepVersionsMs = KEEP_OLD_VERSIONS_MS,
   ) {}
+
+  /** Rows, and bytes of the current version's data and indexes. */
+  async size(): Promise<{ rows: number; bytes: number }> {
+    const stats = await this.table.stats();
+    return { rows: stats.numRows, bytes: stats.totalBytes };
+  }
 
   /**
    * The space's words as of the version a search reads now, or null while none is ready (one is then being built in
@@ -469,20 +520,23 @@ export class IndexSpace {
 
   /**
    * Folds new and changed rows into the indexes (until then they are found by a slower flat scan), compacts small
-   * files, drops versions older than an hour, and builds the vector index once the space has enough vectors.
+   * files, drops versions older than keepVersionsMs, and builds the vector index once the space has enough vectors.
+   * Returns how many old versions, and bytes, were removed.
    */
-  async optimize(): Promise<void> {
-    await this.writes.runExclusive(async () => {
-      await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_OLD_VERSIONS_MS) });
-      if (!(await this.hasVectors())) return;
+  async optimize(): Promise<{ versions: number; bytes: number }> {
+    return this.writes.runExclusive(async () => {
+      const { prune } = await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.keepVersionsMs) });
+      const removed = { versions: prune.oldVersionsRemoved, bytes: prune.bytesRemoved };
+      if (!(await this.hasVectors())) return removed;
       const indexed = (await this.table.listIndices()).some((index) => index.columns.includes('vector'));
-      if (indexed) return;
+      if (indexed) return removed;
       const vectors = await this.table.countRows('vector IS NOT NULL');
-      if (vectors < VECTOR_INDEX_MIN_ROWS) return;
+      if (vectors < VECTOR_INDEX_MIN_ROWS) return removed;
       const { lancedb } = await loadLance();
       await this.table.createIndex('vector', {
         config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(Math.sqrt(vectors))) }),
       });
+      return removed;
     });
   }
 

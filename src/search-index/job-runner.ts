@@ -15,6 +15,7 @@ import { EmbeddingError, type EmbeddingProvider } from '../embeddings/provider.j
 import { tableId } from './documents.js';
 import { chosenColumns, columnsReady, indexedColumns } from './filter-columns.js';
 import type { IndexStore } from './index-store.js';
+import { isIndexStorageFailure } from './storage-failures.js';
 import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
 
 export interface JobRunnerDeps {
@@ -34,11 +35,29 @@ export interface JobRunnerDeps {
   /** Claims of a job before it ends failed (its process died each time it ran). */
   maxAttempts?: number;
   sync?: Partial<Omit<SyncDeps, 'jobs' | 'now'>>;
-  heartbeatMs?: number;
-  /** A running job whose heartbeat is older than this belongs to a process that is gone. */
+  /** A running job whose heartbeat is older than this belongs to a process that is gone (INDEX_SYNC_STALE_MS). */
   staleMs?: number;
-  /** How often the store is checked for claimable jobs (queued elsewhere, or orphaned). */
+  /** How often a running job's heartbeat is written; by default from `staleMs` (takeoverTimings). */
+  heartbeatMs?: number;
+  /** How often the store is checked for claimable jobs (queued elsewhere, or orphaned); by default from `staleMs`. */
   pollMs?: number;
+}
+
+/** A sync job whose process has not written its heartbeat for this long is taken over by another (INDEX_SYNC_STALE_MS). */
+export const DEFAULT_STALE_MS = 10_000;
+
+/**
+ * The heartbeat and poll that go with a staleness: a job's process writes its heartbeat five times per `staleMs`, so
+ * four in a row may be late (a busy machine, a slow store write) before another process takes the job; the others
+ * look for such jobs four times per `staleMs`. A job whose process dies is claimed again at most `staleMs` after its
+ * last heartbeat plus one poll (`takeoverWithinMs`): 12.5 s by default. Heartbeats are written with the clock of the
+ * process that runs the job and read with the clock of the one that claims it: machines' clocks must agree to well
+ * within `staleMs` (NTP does).
+ */
+export function takeoverTimings(staleMs = DEFAULT_STALE_MS): { staleMs: number; heartbeatMs: number; pollMs: number; takeoverWithinMs: number } {
+  const heartbeatMs = Math.round(staleMs / 5);
+  const pollMs = Math.round(staleMs / 4);
+  return { staleMs, heartbeatMs, pollMs, takeoverWithinMs: staleMs + pollMs };
 }
 
 interface ActiveJob {
@@ -62,6 +81,8 @@ export class IndexJobRunner {
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private stopping = false;
+  /** The index's store failed a job: nothing is claimed before this time. */
+  private waitUntil = 0;
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.now = deps.now ?? Date.now;
@@ -75,8 +96,9 @@ export class IndexJobRunner {
       timer.unref();
       this.timers.push(timer);
     };
-    every(this.deps.heartbeatMs ?? 10_000, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
-    every(this.deps.pollMs ?? 5_000, () => this.pump());
+    const timings = takeoverTimings(this.deps.staleMs);
+    every(this.deps.heartbeatMs ?? timings.heartbeatMs, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
+    every(this.deps.pollMs ?? timings.pollMs, () => this.pump());
     void this.pump();
   }
 
@@ -89,9 +111,9 @@ export class IndexJobRunner {
     this.pumping = (async () => {
       do {
         this.pumpAgain = false;
-        while (!this.stopping && this.active.size < (this.deps.maxActive ?? 2)) {
+        while (!this.stopping && this.active.size < (this.deps.maxActive ?? 2) && this.now() >= this.waitUntil) {
           const now = this.now();
-          const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? 60_000)), [...this.active.keys()], this.deps.maxAttempts);
+          const job = await this.deps.jobs.claimNext(new Date(now), new Date(now - (this.deps.staleMs ?? DEFAULT_STALE_MS)), [...this.active.keys()], this.deps.maxAttempts);
           if (!job || this.stopping) {
             if (job) await this.deps.jobs.release([job.id]);
             break;
@@ -211,6 +233,14 @@ export class IndexJobRunner {
       return outcome.status;
     } catch (error) {
       if (signal.aborted && this.stopping) return 'stopped';
+      if (isIndexStorageFailure(error)) {
+        // The index's store is down: the job goes back to the queue, its position kept and the attempt not counted,
+        // and this process claims nothing for a while; the job resumes once the store answers again.
+        this.deps.logger.warn({ err: error, jobId: job.id }, 'index storage unavailable: the sync waits and resumes');
+        this.waitUntil = this.now() + (this.deps.pollMs ?? takeoverTimings(this.deps.staleMs).pollMs) * 2;
+        await this.deps.jobs.release([job.id]).catch(() => undefined);
+        return 'stopped';
+      }
       const stored = safeError(error);
       if (stored.code === 'INTERNAL_ERROR') this.deps.logger.error({ err: error, jobId: job.id }, 'index sync job failed');
       await this.deps.jobs.finish(job.id, 'failed', { error: stored, finishedAt: new Date(this.now()) }).catch(() => undefined);

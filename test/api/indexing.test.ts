@@ -162,6 +162,38 @@ describe('syncDatabaseIndex', () => {
   }, SLOW);
 });
 
+describe('a table dropped at the source', () => {
+  it('when a sync is asked for, of the whole database or of named tables, then a table gone from the schema leaves the index, as on the schedule', async () => {
+    await onSource([
+      'CREATE TABLE zeppelins (id INTEGER PRIMARY KEY, name TEXT)',
+      "INSERT INTO zeppelins VALUES (1, 'Graf zeppelin'), (2, 'Hindenburg zeppelin')",
+      'CREATE TABLE blimps (id INTEGER PRIMARY KEY, name TEXT)',
+      "INSERT INTO blimps VALUES (1, 'Goodyear blimp')",
+    ]);
+    expect((await t.client.post(`${indexOf()}/sync`, { tables: ['zeppelins', 'blimps'] }, as())).status).toBe(202);
+    await waitForIndex(t.client, owner.token, db);
+    const found = async (word: string) => (await search({ databases: [db], query: word })).body.data.results.length;
+    expect(await found('zeppelin')).toBe(2);
+    expect(await found('blimp')).toBe(1);
+    const before = await spaceRows();
+
+    await onSource(['DROP TABLE zeppelins']);
+    const whole = await t.client.post(`${indexOf()}/sync`, {}, as());
+    expect(whole.status, JSON.stringify(whole.body)).toBe(202);
+    await waitForIndex(t.client, owner.token, db);
+    expect(await found('zeppelin')).toBe(0);
+    expect(await spaceRows()).toBe(before - 2);
+    expect((await t.client.get(tablePath('zeppelins'), as())).status).toBe(404);
+
+    await onSource(['DROP TABLE blimps']);
+    const named = await t.client.post(`${indexOf()}/sync`, { tables: ['reviews'] }, as());
+    expect(named.status, JSON.stringify(named.body)).toBe(202);
+    await waitForIndex(t.client, owner.token, db);
+    expect(await found('blimp')).toBe(0);
+    expect(await spaceRows()).toBe(before - 3);
+  }, SLOW);
+});
+
 describe('updateIndexedTable and cancelIndexSync', () => {
   it('when semantic search is turned on, then a sync that embeds the rows is queued; cancelling it stops it, and cancelling again is 409', async () => {
     const on = await t.client.patch(tablePath('big'), { semantic: true }, as());

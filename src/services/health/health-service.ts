@@ -12,6 +12,8 @@ export interface HealthDeps {
   pingStore(): Promise<void>;
   /** Null when no Redis is configured (state lives in memory). */
   cache: null | { ping(): Promise<boolean>; lastError(): string | null };
+  /** The search index's storage: `kind` for admins (folder, s3, gs, az), `ping` rejects with what the store said. */
+  index?: { kind: string; ping(): Promise<void> };
   startedAt: number;
 }
 
@@ -32,7 +34,8 @@ async function timed(probe: () => Promise<boolean>): Promise<{ up: boolean; ms: 
 
 /**
  * getHealth / getManagementHealth: the store is required (down = unhealthy, 503); Redis is optional (down =
- * degraded: rate limits fall back to this process's memory and the service keeps answering).
+ * degraded: rate limits fall back to this process's memory and the service keeps answering), and so is the search
+ * index's storage (down = degraded: searches are answered live, syncs wait).
  */
 export class HealthService {
   private checks: { at: number; result: Promise<Health['checks']> } | null = null;
@@ -55,8 +58,9 @@ export class HealthService {
    */
   async report(key: KeyCaller | null, detailed = false): Promise<Health> {
     const probed = await this.currentChecks();
-    const checks = detailed ? probed : { store: publicCheck(probed.store), cache: publicCheck(probed.cache) };
-    const status = checks.store.status === 'down' ? 'unhealthy' : checks.cache.status === 'down' ? 'degraded' : 'healthy';
+    const checks = detailed ? probed : { store: publicCheck(probed.store), cache: publicCheck(probed.cache), index: publicCheck(probed.index) };
+    // The index down is degraded, not unhealthy: searches are answered live by each database meanwhile.
+    const status = checks.store.status === 'down' ? 'unhealthy' : checks.cache.status === 'down' || checks.index.status === 'down' ? 'degraded' : 'healthy';
     const health: Health = {
       status,
       version: serviceVersion,
@@ -82,6 +86,14 @@ export class HealthService {
         ? { status: 'up', latencyMs: redis.ms, detail: 'redis' }
         : { status: 'down', latencyMs: null, detail: `redis unreachable (${cache.lastError() ?? redis.error}): rate limits fall back to this process` };
     }
-    return { store: storeCheck, cache: cacheCheck };
+    let indexCheck: Check = { status: 'up', latencyMs: 0, detail: 'none' };
+    if (this.deps.index) {
+      const index = this.deps.index;
+      const probed = await timed(async () => (await index.ping(), true));
+      indexCheck = probed.up
+        ? { status: 'up', latencyMs: probed.ms, detail: index.kind }
+        : { status: 'down', latencyMs: null, detail: `${index.kind} unreachable (${probed.error}): searches are answered live, syncs wait` };
+    }
+    return { store: storeCheck, cache: cacheCheck, index: indexCheck };
   }
 }

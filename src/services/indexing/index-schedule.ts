@@ -14,14 +14,20 @@ export const SCHEDULE_POLL_MS = 60_000;
 export interface IndexScheduleDeps {
   runner: Pick<IndexJobRunner, 'start' | 'stop'>;
   service: Pick<IndexService, 'runSchedule'>;
-  store: Pick<IndexStore, 'close'>;
+  store: Pick<IndexStore, 'close' | 'spaceNames' | 'cleanUp'>;
+  /** Spaces a sync job writes now, in any process. */
+  jobs: { runningSpaces(): Promise<string[]> };
   /** This process runs sync jobs. */
   syncing: boolean;
-  logger: Pick<Logger, 'warn'>;
+  /** How often old versions of every space are removed (INDEX_KEEP_VERSIONS_MS: as often as they become old). */
+  cleanupEveryMs: number;
+  logger: Pick<Logger, 'warn' | 'info'>;
 }
 
 export class IndexSchedule {
   private timer: NodeJS.Timeout | null = null;
+  private cleanupTimer: NodeJS.Timeout | null = null;
+  private cleaning: Promise<unknown> | null = null;
 
   constructor(private readonly deps: IndexScheduleDeps) {}
 
@@ -33,12 +39,42 @@ export class IndexSchedule {
     this.timer = setInterval(tick, SCHEDULE_POLL_MS);
     this.timer.unref();
     tick();
+    // Every sync writes new versions of its space; without this, the old ones stay until the space's next sync.
+    this.cleanupTimer = setInterval(() => {
+      this.cleaning ??= this.cleanUp().catch((error) => this.deps.logger.warn({ err: error }, 'index cleanup')).finally(() => (this.cleaning = null));
+    }, this.deps.cleanupEveryMs);
+    this.cleanupTimer.unref();
+  }
+
+  /**
+   * Removes every space's versions older than INDEX_KEEP_VERSIONS_MS (and compacts it), except spaces a sync is
+   * writing now: that sync optimizes its space when it ends. A space that fails is left for the next round.
+   */
+  async cleanUp(): Promise<{ spaces: number; versions: number; bytes: number }> {
+    const busy = new Set(await this.deps.jobs.runningSpaces());
+    const done = { spaces: 0, versions: 0, bytes: 0 };
+    for (const name of await this.deps.store.spaceNames()) {
+      if (busy.has(name)) continue;
+      try {
+        const removed = await this.deps.store.cleanUp(name);
+        done.spaces += 1;
+        done.versions += removed.versions;
+        done.bytes += removed.bytes;
+      } catch (error) {
+        this.deps.logger.warn({ err: error, space: name }, 'index cleanup of a space failed; it is tried again next round');
+      }
+    }
+    if (done.versions > 0) this.deps.logger.info(done, 'index cleanup removed old versions');
+    return done;
   }
 
   /** Graceful stop: running jobs are queued again for the next start, then the index closes. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.cleanupTimer) clearInterval(this.cleanupTimer);
     this.timer = null;
+    this.cleanupTimer = null;
+    await this.cleaning;
     await this.deps.runner.stop();
     await this.deps.store.close();
   }

@@ -18,6 +18,7 @@ import type { UserCaller } from '../callers.js';
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
 import { columnsReady, eligibleColumns } from '../../search-index/filter-columns.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 
 type IndexJob = components['schemas']['IndexJob'];
 type IndexedTable = components['schemas']['IndexedTable'];
@@ -36,7 +37,7 @@ export interface IndexServiceDeps {
   connections: Pick<DatabaseConnectionRepository, 'dueForSync' | 'claimScheduledSync' | 'findById'>;
   tables: IndexTableRepository;
   jobs: IndexJobRepository;
-  store: Pick<IndexStore, 'space'>;
+  store: Pick<IndexStore, 'space' | 'spaceSize'>;
   runner: { pump(): Promise<void>; abort(jobId: string): void; abortConnection(connectionId: string): Promise<void> };
   /** The embedding model semantic tables are indexed with. */
   providerId: string;
@@ -59,18 +60,27 @@ export class IndexService {
     this.now = deps.now ?? Date.now;
   }
 
-  /** getDatabaseIndex: every table of the connection, indexed or not, with its state and newest job. */
+  /**
+   * getDatabaseIndex: every table of the connection, indexed or not, with its state and newest job, and the size of
+   * the account's index in the connection's environment.
+   */
   async overview(caller: UserCaller, databaseId: string): Promise<DatabaseIndex> {
     const record = await this.deps.owned(caller.user.id, databaseId);
-    const [schema, indexed, jobs, rowLimit] = await Promise.all([
+    const [schema, indexed, jobs, rowLimit, size] = await Promise.all([
       this.deps.tablesOf(record),
       this.deps.tables.listByConnections([record.id]),
       this.deps.jobs.latestByConnections([record.id]),
       this.deps.rowLimit(record.userId),
+      // The index's storage down is no reason to hide the tables' states: only the size is unknown then.
+      this.deps.store.spaceSize(spaceName(record.userId, record.environment)).catch((error: unknown) => {
+        if (!isIndexStorageFailure(error)) throw error;
+        return null;
+      }),
     ]);
     return {
       databaseId: record.id,
       enabled: record.indexEnabled,
+      accountIndex: size && { environment: record.environment, ...size },
       syncIntervalMinutes: record.syncIntervalMinutes,
       nextSyncAt: record.indexEnabled && record.syncIntervalMinutes !== null ? (record.nextSyncAt?.toISOString() ?? null) : null,
       rowLimit,
@@ -97,19 +107,15 @@ export class IndexService {
       throw new AppError('CONFLICT', `Indexing is off for this connection: turn it on (PUT /api/v1/databases/${databaseId} with {"indexing": {"enabled": true}}) to sync it.`, { databaseId });
     }
     const schema = await this.deps.tablesOf(record, true);
-    let tables: TableSchema[];
-    if (names && names.length > 0) {
-      tables = names.map((name, i) => {
-        const table = findTable(schema, name);
-        if (!table) throw this.noSuchTable(name);
-        const problem = indexableProblem(table);
-        if (problem) throw validationError([{ location: 'body', path: `/tables/${i}`, message: `names a table that ${problem}` }]);
-        return table;
-      });
-    } else {
-      tables = this.indexable(schema);
-    }
-    const jobs = await this.enqueue(record, tables, 'manual');
+    const named = (names ?? []).map((name, i) => {
+      const table = findTable(schema, name);
+      if (!table) throw this.noSuchTable(name);
+      const problem = indexableProblem(table);
+      if (problem) throw validationError([{ location: 'body', path: `/tables/${i}`, message: `names a table that ${problem}` }]);
+      return table;
+    });
+    const indexable = await this.keepIndexable(record, schema, named);
+    const jobs = await this.enqueue(record, named.length > 0 ? named : indexable, 'manual');
     return { jobs: jobs.map((job) => this.jobView(job)) };
   }
 
@@ -252,9 +258,7 @@ export class IndexService {
     if (!record.indexEnabled) return;
     await this.deps.jobs.cancelConnection(record.id, new Date(this.now()));
     await this.deps.runner.abortConnection(record.id);
-    const schema = this.indexable(await this.deps.tablesOf(record, true));
-    await this.dropTablesNotIn(record, schema.map(tableId));
-    await this.enqueue(record, schema, 'upload');
+    await this.enqueue(record, await this.keepIndexable(record, await this.deps.tablesOf(record, true)), 'upload');
   }
 
   /** A connection is being removed: its jobs stop and its rows leave the index (its records cascade in the store). */
@@ -273,8 +277,7 @@ export class IndexService {
       const next = new Date(now.getTime() + record.syncIntervalMinutes! * 60_000);
       if (!(await this.deps.connections.claimScheduledSync(record.id, record.nextSyncAt, next))) continue;
       try {
-        const schema = this.indexable(await this.deps.tablesOf(record, true));
-        await this.dropTablesNotIn(record, schema.map(tableId));
+        const schema = await this.keepIndexable(record, await this.deps.tablesOf(record, true));
         queued += (await this.enqueue(record, schema, 'schedule')).length;
       } catch (error) {
         this.deps.onError(error); // an unreachable database waits for its next turn
@@ -289,7 +292,18 @@ export class IndexService {
     return { tables, liveJobs };
   }
 
-  private indexable(schema: TableSchema[]): TableSchema[] {
+  /**
+   * The one rule of every sync that reads the schema afresh (asked for, scheduled, or after an upload): tables the
+   * schema no longer has, or that can no longer be indexed, leave the index (a table named in the request stays);
+   * the indexable ones are returned.
+   */
+  private async keepIndexable(record: DatabaseConnectionRecord, schema: TableSchema[], named: TableSchema[] = []): Promise<TableSchema[]> {
+    const indexable = this.indexable(schema);
+    await this.dropTablesNotIn(record, [...indexable, ...named].map(tableId));
+    return indexable;
+  }
+
+    private indexable(schema: TableSchema[]): TableSchema[] {
     return contentTables(schema).filter((table) => indexableProblem(table) === null).slice(0, MAX_INDEXED_TABLES);
   }
 

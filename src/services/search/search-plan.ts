@@ -112,6 +112,26 @@ function semanticGap(providerId: string, record: DatabaseConnectionRecord, table
   return [{ databaseId: record.id, table, reason: 'never_indexed', message: 'The table has no finished sync yet; sync it (POST .../index/sync).' }];
 }
 
+/** The plan when the index cannot be read: its indexed tables are searched live, and say why. */
+export function withoutIndex(plan: DatabasePlan): DatabasePlan {
+  const moved = [...plan.indexedNames].map((table) => ({ table, reason: 'index_unavailable' as const }));
+  const live = [...plan.live, ...moved];
+  return { ...plan, sources: [], indexedNames: new Set(), indexedAt: null, syncedAt: [], wholeIndex: false, live, searchLive: plan.searchLive || live.length > 0 };
+}
+
+/** How long a search answered 503 INDEX_UNAVAILABLE should wait before it is sent again (seconds). */
+export const INDEX_RETRY_AFTER_SECONDS = 10;
+
+/** 503 INDEX_UNAVAILABLE: the index's storage is down and the search needs it (semantic, filters, sorting, facets). */
+export function indexUnavailable(): AppError {
+  return new AppError(
+    'INDEX_UNAVAILABLE',
+    `The search index cannot be read right now, and this search needs it (semantic mode, filters, sorting or facets). Try again in ${INDEX_RETRY_AFTER_SECONDS} seconds; a natural or boolean search without them is answered by the databases themselves meanwhile.`,
+    { retryAfter: INDEX_RETRY_AFTER_SECONDS },
+    { retryAfterSeconds: INDEX_RETRY_AFTER_SECONDS },
+  );
+}
+
 /** 409 SEMANTIC_INDEX_REQUIRED: a semantic search none of whose selected tables is searched by meaning yet. */
 export function semanticIndexRequired(notIndexed: NotSemantic[]): AppError {
   const names = notIndexed.slice(0, 5).map((t) => t.table).join(', ');

@@ -27,6 +27,7 @@ import { indexTextQuery, queryStems } from '../../search-index/analyzer.js';
 import { RM3 } from '../../search-index/feedback.js';
 import { hitDetails, searchIndex, type IndexedSource } from '../../search-index/index-search.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 import type { Correction } from '../../search-index/typos.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
@@ -36,7 +37,7 @@ import type { ResultCache } from './result-cache.js';
 import { selectConnections } from './search-fan-out.js';
 import { merge, type Candidate } from './search-merge.js';
 import { pageData } from './search-page.js';
-import { planSearch, semanticIndexRequired } from './search-plan.js';
+import { INDEX_RETRY_AFTER_SECONDS, indexUnavailable, planSearch, semanticIndexRequired, withoutIndex } from './search-plan.js';
 import { searchRecordOf, type SearchRecorder } from './search-recorder.js';
 import { needsIndex, refine } from './search-refinements.js';
 import { pageCacheKey, readPage, readQuery, type SearchData, type SearchRequest } from './search-request.js';
@@ -69,6 +70,8 @@ export interface SearchDeps {
 export class SearchService {
   private readonly now: () => number;
   private readonly live: LiveSearch;
+  /** The index's storage failed a search: until then, searches are answered without it. */
+  private indexDownUntil = 0;
 
   constructor(private readonly deps: SearchDeps) {
     this.now = deps.now ?? Date.now;
@@ -88,7 +91,7 @@ export class SearchService {
     const page = readPage(caller, request, asked, this.deps.cursorSecret);
     const { offset, top } = page;
 
-    const plans = await planSearch({
+    let plans = await planSearch({
       tablesOf: (record) => this.deps.databases.tablesOf(record),
       indexedTables: (ids) => this.deps.index.indexedTables(ids),
       providerId: this.deps.index.providerId,
@@ -104,10 +107,10 @@ export class SearchService {
       return data;
     }
 
-    const deadline = started + this.deps.timeoutMs;
+    let deadline = started + this.deps.timeoutMs;
     const tableOf = new Map(plans.flatMap((p) => p.sources.map((s) => [s.src, { databaseId: p.record.id, table: s.tableName }] as const)));
     const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), (src) => tableOf.get(src)!);
-    const sources = refined.sources;
+    let sources = refined.sources;
     const byIndexOnly = needsIndex(request);
     const excluded = [
       ...refined.excluded,
@@ -121,7 +124,7 @@ export class SearchService {
 
     // The index and every live database are asked at once; each ranks its top (offset + limit) rows.
     const space = spaceName(caller.user.id, caller.key.environment);
-    const livePlans = mode === 'semantic' || byIndexOnly ? [] : plans.filter((p) => p.searchLive);
+    let livePlans = mode === 'semantic' || byIndexOnly ? [] : plans.filter((p) => p.searchLive);
     const ask = async (words: CompiledQuery) => {
       const [indexed, liveOutcomes] = await Promise.all([
         searchIndex(this.deps.index.store, {
@@ -137,20 +140,46 @@ export class SearchService {
       ]);
       return { words, indexed, liveOutcomes, answer: merge(plans, sources, indexed, liveOutcomes, offset, limit), relaxed: [] as Relaxation[] };
     };
+    const answerQuery = async () => {
+      let found = await ask(query);
+      // Never empty while words match (issue 33): only a query that found nothing is read more loosely, step by
+      // step, within the same deadline, and the answer says what it gave up. Semantic search reads no words.
+      if (found.answer.total === 0 && mode !== 'semantic') {
+        for (const looser of relaxedQueries(query)) {
+          const next = await ask(looser.query);
+          if (next.answer.total === 0) continue;
+          found = { ...next, relaxed: looser.relaxed };
+          break;
+        }
+      }
+      return found;
+    };
+    // The index's storage is down (issue 34 item 2): each database's tables are searched live, as the answer says
+    // (liveTables, reason index_unavailable), within a budget of their own; what only the index can answer is 503
+    // with Retry-After. Once it failed, the index is not asked again for INDEX_RETRY_AFTER_SECONDS.
+    const withoutTheIndex = () => {
+      if (mode === 'semantic' || byIndexOnly) throw indexUnavailable();
+      plans = plans.map(withoutIndex);
+      sources = [];
+      livePlans = plans.filter((p) => p.searchLive);
+      deadline = this.now() + this.deps.timeoutMs;
+    };
+    const indexDown = sources.length > 0 && this.now() < this.indexDownUntil;
+    if (indexDown) withoutTheIndex();
     timer.add('plan', performance.now() - planStarted);
     const indexStarted = this.now();
     const rankStarted = performance.now();
-    let found = await ask(query);
-    // Never empty while words match (issue 33): only a query that found nothing is read more loosely, step by step,
-    // within the same deadline, and the answer says what it gave up. Semantic search reads no words.
-    if (found.answer.total === 0 && mode !== 'semantic') {
-      for (const looser of relaxedQueries(query)) {
-        const next = await ask(looser.query);
-        if (next.answer.total === 0) continue;
-        found = { ...next, relaxed: looser.relaxed };
-        break;
-      }
+    let found;
+    try {
+      found = await answerQuery();
+    } catch (error) {
+      if (sources.length === 0 || !isIndexStorageFailure(error)) throw error;
+      this.deps.onError(error);
+      this.indexDownUntil = this.now() + INDEX_RETRY_AFTER_SECONDS * 1000;
+      withoutTheIndex();
+      found = await answerQuery();
     }
+    const answeredLive = indexDown || this.now() < this.indexDownUntil;
     const { indexed, liveOutcomes, answer } = found;
     const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
     timer.add('rank', performance.now() - rankStarted);
@@ -168,7 +197,7 @@ export class SearchService {
     ])];
     const failed = liveOutcomes.filter((o) => o.status !== 'ok').length;
     const status = failed === 0 ? 'ok' : failed === plans.length ? 'error' : 'partial';
-    if (status === 'ok' && cacheKey) await this.deps.cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
+    if (status === 'ok' && !answeredLive && cacheKey) await this.deps.cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
     this.deps.recorder.record(searchRecordOf(caller, data, records, tables, status, this.now()));
     return data;
   }

@@ -101,6 +101,7 @@ describe('loadConfig', () => {
     const dir = dataDir();
     expect(loadConfig({ DATA_DIR: dir }).index).toEqual({
       uri: join(dir, 'index'), readConsistencyMs: 1000, vocabularyTerms: 2_000_000, cacheMb: 256, metadataCacheMb: 64, sync: true, maxJobs: 2, maxAttempts: 3,
+      staleMs: 10_000, keepVersionsMs: 300_000, storageOptions: {},
     });
     expect(loadConfig({ DATA_DIR: dir, INDEX_CACHE_MB: '1024', INDEX_METADATA_CACHE_MB: '16' }).index).toMatchObject({ cacheMb: 1024, metadataCacheMb: 16 });
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_CACHE_MB: '8' })).toThrow(/INDEX_CACHE_MB must be a whole number from 16/);
@@ -109,6 +110,44 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_SYNC_JOBS: '0' })).toThrow(/INDEX_SYNC_JOBS must be a whole number from 1 to 16/);
     expect(loadConfig({ DATA_DIR: dir, INDEX_VOCABULARY_TERMS: '0' }).index.vocabularyTerms).toBe(0);
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_VOCABULARY_TERMS: '-1' })).toThrow(/INDEX_VOCABULARY_TERMS must be a whole number/);
+  });
+
+  it('when the object store settings are given for an s3:// index, then they become LanceDB storage options', () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir(), INDEX_URI: 's3://bucket/quarry', INDEX_S3_ENDPOINT: 'http://127.0.0.1:9000', INDEX_S3_REGION: 'us-east-1',
+      INDEX_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE', INDEX_S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI', INDEX_S3_SESSION_TOKEN: 'token-1', INDEX_ALLOW_HTTP: 'true',
+    });
+    expect(config.index.storageOptions).toEqual({
+      aws_endpoint: 'http://127.0.0.1:9000', aws_region: 'us-east-1', aws_access_key_id: 'AKIDEXAMPLE',
+      aws_secret_access_key: 'wJalrXUtnFEMI', aws_session_token: 'token-1', allow_http: 'true',
+    });
+    expect(loadConfig({ DATA_DIR: dataDir(), INDEX_URI: 'gs://bucket/q', INDEX_GCS_SERVICE_ACCOUNT: '/etc/quarry/gcs.json' }).index.storageOptions)
+      .toEqual({ google_service_account: '/etc/quarry/gcs.json' });
+    expect(loadConfig({ DATA_DIR: dataDir(), INDEX_URI: 'az://container/q', INDEX_AZURE_ACCOUNT_NAME: 'quarrydata', INDEX_AZURE_ACCOUNT_KEY: 'a2V5' }).index.storageOptions)
+      .toEqual({ azure_storage_account_name: 'quarrydata', azure_storage_account_key: 'a2V5' });
+  });
+
+  it.each([
+    [{ INDEX_S3_REGION: 'us-east-1' }, /INDEX_S3_REGION apply only to a s3:\/\/ INDEX_URI/],
+    [{ INDEX_URI: 's3://b/q', INDEX_AZURE_ACCOUNT_NAME: 'quarrydata' }, /INDEX_AZURE_ACCOUNT_NAME apply only to a az:\/\/ INDEX_URI/],
+    [{ INDEX_URI: 's3://b/q', INDEX_S3_ACCESS_KEY_ID: 'AKID' }, /INDEX_S3_ACCESS_KEY_ID and INDEX_S3_SECRET_ACCESS_KEY go together/],
+    [{ INDEX_URI: 's3://b/q', INDEX_S3_ENDPOINT: 'https://s3.example.com' }, /INDEX_S3_ENDPOINT needs INDEX_S3_REGION/],
+    [{ INDEX_URI: 's3://b/q', INDEX_S3_ENDPOINT: 'http://127.0.0.1:9000', INDEX_S3_REGION: 'us-east-1' }, /INDEX_S3_ENDPOINT is http:\/\/: set INDEX_ALLOW_HTTP=true/],
+    [{ INDEX_URI: 's3://b/q', INDEX_S3_ENDPOINT: 'ftp://x', INDEX_S3_REGION: 'us-east-1' }, /INDEX_S3_ENDPOINT must be an http\(s\) URL/],
+    [{ INDEX_URI: 'az://c/q', INDEX_AZURE_ACCOUNT_KEY: 'a2V5' }, /INDEX_AZURE_ACCOUNT_KEY needs INDEX_AZURE_ACCOUNT_NAME/],
+  ])('when the object store settings are %j, then the start stops with a clear message', (settings, message) => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), ...settings })).toThrow(message);
+  });
+
+  it('when an object store secret is given with a mistake, then no message repeats it', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), INDEX_URI: 's3://b/q', INDEX_S3_SECRET_ACCESS_KEY: 'hunter2-secret', INDEX_S3_SESSION_TOKEN: 'hunter3-token' }))
+      .toThrow(/^(?![\s\S]*hunter)[\s\S]*INDEX_S3_ACCESS_KEY_ID and INDEX_S3_SECRET_ACCESS_KEY go together/);
+  });
+
+  it('when INDEX_KEEP_VERSIONS_MS is shorter than a reader may read a version, then the start stops saying how long it must be', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), INDEX_KEEP_VERSIONS_MS: '5000' }))
+      .toThrow(/INDEX_KEEP_VERSIONS_MS must be at least INDEX_READ_CONSISTENCY_MS plus SEARCH_TIMEOUT_MS \(6000\)/);
+    expect(loadConfig({ DATA_DIR: dataDir(), INDEX_KEEP_VERSIONS_MS: '6000' }).index.keepVersionsMs).toBe(6000);
   });
 
   it('when NODE_ENV is production, then private database hosts are refused unless allowed', () => {

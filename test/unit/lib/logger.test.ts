@@ -13,6 +13,17 @@ describe('createLogger', () => {
     logger.info({ password: 'p', body: { secretKey: 'quarry_sk_test_x', refreshToken: 'r' }, req: { headers: { authorization: 'Bearer t' } } }, 'm');
     expect(lines[0]).toMatchObject({ service: 'quarry', password: '[redacted]', body: { secretKey: '[redacted]', refreshToken: '[redacted]' }, req: { headers: { authorization: '[redacted]' } } });
   });
+
+  it("when the configuration or its index part is logged, then the object store's storage options (credentials) are redacted", () => {
+    const { logger, lines } = capture();
+    const index = { uri: 's3://bucket/q', storageOptions: { aws_access_key_id: 'AKID', aws_secret_access_key: 'hunter2' } };
+    logger.info({ config: { index } }, 'config');
+    logger.info({ index }, 'index');
+    logger.info(index, 'options');
+    expect(JSON.stringify(lines)).not.toContain('hunter2');
+    expect(lines.map((line) => line.msg)).toEqual(['config', 'index', 'options']);
+    expect(lines[0]).toMatchObject({ config: { index: { uri: 's3://bucket/q', storageOptions: '[redacted]' } } });
+  });
 });
 
 describe('accessLogger', () => {

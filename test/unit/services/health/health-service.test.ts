@@ -21,11 +21,23 @@ describe('HealthService', () => {
     const refusal = await health.report(null).catch((error: { details: unknown }) => error.details);
     expect(refusal).toEqual({
       status: 'unhealthy',
-      checks: { store: { status: 'down', latencyMs: null, detail: 'unavailable' }, cache: { status: 'down', latencyMs: null, detail: 'unavailable' } },
+      checks: {
+        store: { status: 'down', latencyMs: null, detail: 'unavailable' }, cache: { status: 'down', latencyMs: null, detail: 'unavailable' },
+        index: { status: 'up', latencyMs: null, detail: 'available' },
+      },
     });
     expect(JSON.stringify(refusal)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres|redis/);
     const forAdmin = await health.report(null, true).catch((error: { details: { checks: { store: { detail: string } } } }) => error.details);
     expect(forAdmin.checks.store.detail).toBe('postgres: connect ECONNREFUSED 127.0.0.1:5499');
+  });
+
+  it("when the index's storage is down, then degraded (searches are answered live), and only an admin learns why", async () => {
+    const index = { kind: 's3', ping: async () => { throw new Error('Generic S3 error: connection refused'); } };
+    const health = new HealthService({ ...base, pingStore: async () => {}, cache: null, index });
+    const report = await health.report(null);
+    expect(report).toMatchObject({ status: 'degraded', checks: { store: { status: 'up' }, index: { status: 'down', latencyMs: null, detail: 'unavailable' } } });
+    const forAdmin = await new HealthService({ ...base, pingStore: async () => {}, cache: null, index }).report(null, true);
+    expect(forAdmin.checks.index.detail).toContain('s3 unreachable (Generic S3 error: connection refused)');
   });
 
   it('when the store is down, then 503 SERVICE_UNAVAILABLE with the report in details', async () => {
