@@ -172,12 +172,21 @@ describe.skipIf(!runs)(browserSuite('GET /console in headless Chromium'), () => 
   it('when analytics are opened, then each chart draws the searches just made, and the query that found nothing is listed', async () => {
     await open('Analytics');
     await page.locator('#chart-searches details td').first().waitFor({ state: 'attached' });
-    const heights = (chart: string) => page.$$eval(`#chart-${chart} svg rect`, (rects) => rects.map((r) => Number(r.getAttribute('height') ?? r.getAttribute('width'))));
-    expect((await heights('searches')).filter((h) => h > 0)).toHaveLength(1);
-    expect(await page.$$eval('#chart-latency svg .marker', (m) => m.length)).toBeGreaterThanOrEqual(2);
-    expect(await page.$$eval('#chart-latency svg polyline', (lines) => lines.map((l) => l.getAttribute('stroke-dasharray')))).toEqual([null, '6 4']);
-    expect(await page.$$eval('#chart-queries svg text', (texts) => texts.map((x) => x.textContent))).toEqual(expect.arrayContaining(['headphones for a flight', 'zebra saddle', 'headphones']));
-    expect(await page.$$eval('#chart-share svg text', (texts) => texts.map((x) => x.textContent))).toEqual(['Shop', '100 %']);
+    // Each chart is uPlot's canvas: its bars and lines are found by their colours' pixels, its numbers in its table.
+    const inked = (chart: string, colour: string) => page.$eval(`#chart-${chart} .plot canvas`, (canvas: HTMLCanvasElement, hex) => {
+      const want = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+      const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+      let count = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i + 3] === 255 && want.every((v, c) => Math.abs(data[i + c]! - v) < 8)) count += 1;
+      return count;
+    }, colour);
+    await page.locator('#chart-share .plot canvas').waitFor();
+    for (const chart of ['searches', 'queries', 'share']) expect(await inked(chart, '#3d63dd'), `${chart}'s bars`).toBeGreaterThan(100);
+    expect(await inked('latency', '#1f3fa8'), 'the p50 line').toBeGreaterThan(20);
+    expect(await inked('latency', '#b54708'), 'the p95 line').toBeGreaterThan(20);
+    expect(await page.$$eval('#chart-latency .legend li', (items) => items.map((i) => i.textContent))).toEqual(['p50: solid line, round markers', 'p95: dashed line, square markers']);
+    expect(await page.$$eval('#chart-queries details tbody th', (cells) => cells.map((c) => c.textContent))).toEqual(expect.arrayContaining(['headphones for a flight', 'zebra saddle', 'headphones']));
+    expect(await page.$$eval('#chart-share details tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)))).toEqual([['Shop', '3', '100 %']]);
     expect(await page.$$eval('#chart-searches details td', (cells) => cells.map((c) => Number(c.textContent)).reduce((a, b) => a + b, 0))).toBe(3);
     expect(await page.textContent('#zero-results')).toContain('zebra saddle');
     await checkView('analytics');
