@@ -558,7 +558,8 @@ $('try-search').addEventListener('submit', (event) => {
       return row;
     });
     $('try-databases').tBodies[0].replaceChildren(...rows);
-    $('try-databases').hidden = rows.length === 0;
+    // Its scrolling box (narrow windows) is shown with it: a region the keyboard can scroll.
+    $('try-databases').parentElement.hidden = rows.length === 0;
     $('try-results').replaceChildren(...data.results.map((result) => {
       const item = element('li');
       item.value = result.rank;
