@@ -190,8 +190,9 @@ export interface paths {
          *     again), then: each database connection with its tables' index state and a live progress bar of a running
          *     sync, and buttons to test, sync, turn semantic search on and choose filterable and sortable columns; the
          *     account's keys (create, with the secret shown once; revoke; regenerate); analytics charts for a chosen range
-         *     (`GET /api/v1/analytics/overview`); and a search to try with a publishable key for this page's origin (a
-         *     secret key is never sent from a page: 403 `SECRET_KEY_IN_BROWSER`). Every action is one call of this API.
+         *     (`GET /api/v1/analytics/overview`); and a search to try with a key kept in the page's memory (a search-only
+         *     secret key it makes, or one pasted: Quarry accepts a secret key from its own origin, while another site's
+         *     page gets 403 `SECRET_KEY_IN_BROWSER`). Every action is one call of this API.
          *     Served entirely by Quarry (`GET /console/console.js`, `GET /console/console.css`, and the charting library
          *     uPlot from its package, `GET /console/uplot.js` and `GET /console/uplot.css`; no CDN), under the same
          *     strict `Content-Security-Policy` as the playground.

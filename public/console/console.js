@@ -9,7 +9,7 @@ const API = '/api/v1';
 
 /** The signed-in session, in memory only: a reload signs in again. */
 const session = { token: null, refreshToken: null, user: null };
-/** The publishable key "Try it" searches with, in memory only. */
+/** The key "Try it" searches with, in memory only. */
 let tryKey = null;
 /** Connections as last listed, for the keys and "Try it" views. */
 let connections = [];
@@ -532,13 +532,13 @@ function squares(u, seriesIdx, idx0, idx1) {
 
 $('make-try-key').addEventListener('click', () => act(statusLine, async () => {
   connections = (await api('GET', '/databases')).databases;
+  if (connections.length === 0) throw new Error('Connect a database first: a key searches the databases of its environment.');
   const environment = connections.some((c) => c.environment === 'test') ? 'test' : 'live';
-  const databases = connections.filter((c) => c.environment === environment).map((c) => c.id);
-  if (databases.length === 0) throw new Error('Connect a database first: a key searches the databases it names.');
-  const data = await api('POST', '/keys/publishable', { body: { name: 'Console: try it', environment, databases, allowedOrigins: [window.location.origin] } });
-  tryKey = data.publishableKey;
+  // A secret key that can only search: Quarry accepts it from this page (its own origin) and from servers.
+  const data = await api('POST', '/keys', { body: { name: 'Console: try it', environment, permissions: ['search'] } });
+  tryKey = data.secretKey;
   $('try-key').key.value = tryKey;
-  say(`Made a publishable key for ${window.location.origin} (it is listed under Keys; revoke it there when done).`);
+  say(`Made a search-only ${environment} key, kept in this page only (it is listed under Keys; revoke it there when done).`);
 }));
 
 $('try-search').addEventListener('submit', (event) => {
@@ -546,7 +546,7 @@ $('try-search').addEventListener('submit', (event) => {
   const form = event.target;
   const key = $('try-key').key.value.trim() || tryKey;
   act(statusLine, async () => {
-    if (!key) throw new Error('A publishable key is needed: make one for this page, or paste one.');
+    if (!key) throw new Error('A key is needed: make a search key, or paste one.');
     say('Searching…');
     const data = await api('POST', '/search', { key, body: { query: form.query.value, searchMode: form.mode.value, limit: 10 } });
     say(`${data.total}${data.totalIsEstimate ? '+' : ''} result${data.total === 1 ? '' : 's'} in ${data.tookMs} ms`);

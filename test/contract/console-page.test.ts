@@ -1,7 +1,7 @@
 /**
  * The console (issue 35) as a new user uses it, in headless Chromium: GET /console, sign up, upload and connect the
  * README's quick-start SQLite file and watch its sync's progress bar reach done, create a secret key (shown once)
- * and revoke it, make a publishable key for the page and search, then read each analytics chart with data; at
+ * and revoke it, make a search-only secret key kept in the page and search with it, then read each analytics chart with data; at
  * 1280 and 390 px wide, by keyboard, under the page's Content-Security-Policy with nothing fetched from elsewhere.
  * axe-core checks each view at 1280 and 390 px: its counts per impact are printed, and a serious or critical
  * violation fails. CONSOLE_SCREENSHOTS=docs saves the screenshots the README shows (docs/console-*.png); otherwise they go to the temp folder.
@@ -155,10 +155,10 @@ describe.skipIf(!runs)(browserSuite('GET /console in headless Chromium'), () => 
     await expect.poll(() => row.locator('td').last().textContent()).toMatch(/^revoked /);
   });
 
-  it('when a publishable key is made for the page and a query typed, then ranked results with snippets and each database\'s status and time', async () => {
+  it('when a search-only secret key is made in the page and a query typed, then Quarry answers it from its own origin with ranked results, snippets and each database\'s status and time', async () => {
     await open('Try it');
     await page.click('#make-try-key');
-    await expect.poll(() => page.inputValue('#try-key input[name=key]')).toMatch(/^quarry_pk_test_/);
+    await expect.poll(() => page.inputValue('#try-key input[name=key]')).toMatch(/^quarry_sk_test_\w{40,}$/);
     const search = async (query: string) => {
       await page.fill('#try-search input[name=query]', query);
       await page.click('#try-search button[type=submit]');
