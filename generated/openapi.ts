@@ -190,9 +190,11 @@ export interface paths {
          *     again), then: each database connection with its tables' index state and a live progress bar of a running
          *     sync, and buttons to test, sync, turn semantic search on and choose filterable and sortable columns; the
          *     account's keys (create, with the secret shown once; revoke; regenerate); analytics charts for a chosen range
-         *     (`GET /api/v1/analytics/overview`); and a search to try with a publishable key for this page's origin (a
-         *     secret key is never sent from a page: 403 `SECRET_KEY_IN_BROWSER`). Every action is one call of this API.
-         *     Served entirely by Quarry (`GET /console/console.js`, `GET /console/console.css`; no CDN), under the same
+         *     (`GET /api/v1/analytics/overview`); and a search to try with a key kept in the page's memory (a search-only
+         *     secret key it makes, or one pasted: Quarry accepts a secret key from its own origin, while another site's
+         *     page gets 403 `SECRET_KEY_IN_BROWSER`). Every action is one call of this API.
+         *     Served entirely by Quarry (`GET /console/console.js`, `GET /console/console.css`, and the charting library
+         *     uPlot from its package, `GET /console/uplot.js` and `GET /console/uplot.css`; no CDN), under the same
          *     strict `Content-Security-Policy` as the playground.
          */
         get: operations["getConsole"];
@@ -236,6 +238,48 @@ export interface paths {
          * @description The console's style sheet.
          */
         get: operations["getConsoleStyle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/uplot.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's charting library (uPlot)
+         * @description uPlot, the charting library the console draws its analytics with, as its package ships it
+         *     (`node_modules/uplot/dist/uPlot.iife.min.js`, MIT): served by Quarry so the console's policy can keep allowing
+         *     scripts of this origin only. It makes no request and builds no HTML from strings.
+         */
+        get: operations["getConsoleChartScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/uplot.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's charting library's style sheet (uPlot)
+         * @description uPlot's own style sheet (`node_modules/uplot/dist/uPlot.min.css`), served by Quarry like its script.
+         */
+        get: operations["getConsoleChartStyle"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3811,6 +3855,52 @@ export interface operations {
         };
     };
     getConsoleStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The style sheet. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getConsoleChartScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Revalidate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getConsoleChartStyle: {
         parameters: {
             query?: never;
             header?: never;

@@ -1,15 +1,15 @@
 // Quarry console (GET /console): databases, index progress, keys, analytics and a search to try, on the public API.
 // No framework and no build step. The page's policy allows scripts and requests of this origin only and no HTML
-// built from strings (Trusted Types), so every element, charts included (SVG), is made with DOM calls and
-// textContent. The session's tokens live in this script's memory only: never in the browser's storage or a cookie.
+// built from strings (Trusted Types), so every element is made with DOM calls and textContent; the charts are drawn
+// by uPlot (GET /console/uplot.js, from its package) on canvases, each with its numbers as a table.
+// The session's tokens live in this script's memory only: never in the browser's storage or a cookie.
 'use strict';
 
 const API = '/api/v1';
-const SVG = 'http://www.w3.org/2000/svg';
 
 /** The signed-in session, in memory only: a reload signs in again. */
 const session = { token: null, refreshToken: null, user: null };
-/** The publishable key "Try it" searches with, in memory only. */
+/** The key "Try it" searches with, in memory only. */
 let tryKey = null;
 /** Connections as last listed, for the keys and "Try it" views. */
 let connections = [];
@@ -398,19 +398,29 @@ $('range').addEventListener('submit', (event) => {
 async function loadAnalytics() {
   const period = $('range').period.value;
   const data = await api('GET', `/analytics/overview?period=${period}&limit=8`);
-  const short = (iso) => iso.slice(5);
+  const days = data.days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
+  const named = (d) => d.name ?? `${d.databaseId} (deleted)`;
+  for (const chart of charts.splice(0)) chart.destroy();
   $('charts').replaceChildren(
-    chartFigure('searches', `Searches per day (${data.totalSearches} in all)`, barChart(data.days.map((d) => ({ label: short(d.date), value: d.searches })), 'searches'),
+    chartFigure('searches', `Searches per day (${data.totalSearches} in all)`, [],
       ['Day', 'Searches'], data.days.map((d) => [d.date, d.searches])),
-    chartFigure('latency', 'Response time per day: median (p50, solid, circles) and p95 (dashed, squares), ms', lineChart(data.days.map((d) => short(d.date)), [
-      { name: 'p50', values: data.days.map((d) => d.p50Ms), dash: null, marker: 'circle' },
-      { name: 'p95', values: data.days.map((d) => d.p95Ms), dash: '6 4', marker: 'square' },
-    ]), ['Day', 'p50 ms', 'p95 ms'], data.days.map((d) => [d.date, d.p50Ms, d.p95Ms])),
-    chartFigure('queries', 'Top queries', hbarChart(data.topQueries.map((q) => ({ label: q.query, value: q.searches, text: `${q.searches}` }))),
+    chartFigure('latency', 'Response time per day, ms: median (p50) and p95', [
+      { name: 'p50', look: 'solid line, round markers' },
+      { name: 'p95', look: 'dashed line, square markers' },
+    ], ['Day', 'p50 ms', 'p95 ms'], data.days.map((d) => [d.date, d.p50Ms, d.p95Ms])),
+    chartFigure('queries', 'Top queries (searches each)', [],
       ['Query', 'Searches', 'Average results'], data.topQueries.map((q) => [q.query, q.searches, q.averageResults])),
-    chartFigure('share', 'Share of searches per database', hbarChart(data.databases.map((d) => ({ label: d.name ?? `${d.databaseId} (deleted)`, value: d.share, text: `${Math.round(d.share * 100)} %` })), 1),
-      ['Database', 'Searches', 'Share'], data.databases.map((d) => [d.name ?? d.databaseId, d.searches, `${Math.round(d.share * 100)} %`])),
+    chartFigure('share', 'Share of searches per database (%)', [],
+      ['Database', 'Searches', 'Share'], data.databases.map((d) => [named(d), d.searches, `${Math.round(d.share * 100)} %`])),
   );
+  // uPlot measures its box, so the charts are drawn once their figures are in the page.
+  draw('searches', [days, data.days.map((d) => d.searches)], timeOptions([{ label: 'Searches', ...barLook }], whole));
+  draw('latency', [days, data.days.map((d) => d.p50Ms), data.days.map((d) => d.p95Ms)], timeOptions([
+    { label: 'p50', stroke: INK[0], width: 2.5, points: { show: true, size: 7, space: 0, fill: INK[0] } },
+    { label: 'p95', stroke: INK[1], width: 2.5, dash: [8, 5], points: { show: true, size: 8, space: 0, fill: INK[1], paths: squares } },
+  ]));
+  draw('queries', [data.topQueries.map((_, i) => i), data.topQueries.map((q) => q.searches)], categoryOptions(data.topQueries.map((q) => q.query), 'Searches', whole));
+  draw('share', [data.databases.map((_, i) => i), data.databases.map((d) => Math.round(d.share * 1000) / 10)], categoryOptions(data.databases.map(named), 'Share %'));
   const zero = data.zeroResultQueries.map((q) => {
     const item = element('li');
     item.append(element('q', q.query), ` ${q.searches} search${q.searches === 1 ? '' : 'es'} found nothing, last ${when(q.lastSearchedAt)} `,
@@ -424,13 +434,37 @@ async function loadAnalytics() {
   $('zero-results').replaceChildren(...(zero.length ? zero : [element('li', 'None in this range: every search found something.')]));
 }
 
-/** A chart with its caption, and the numbers it draws as a table for whoever does not see it. */
-function chartFigure(id, caption, svg, columns, rows) {
+// ---- charts (uPlot, served by Quarry from its package: GET /console/uplot.js) ---------------------------------
+
+/** The charts drawn, destroyed before the next range is drawn. */
+const charts = [];
+/** Line colours, dark enough on white; each line also has its own dash and marker, so none depends on colour. */
+const INK = ['#1f3fa8', '#b54708'];
+const barLook = { stroke: '#2f4fc4', fill: '#3d63dd', width: 1, paths: uPlot.paths.bars({ size: [0.6, 64] }), points: { show: false } };
+/** Counts have whole-number ticks. */
+const whole = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8];
+const axisLook = { stroke: '#515a6e', grid: { stroke: '#e4e7ee', width: 1 }, ticks: { stroke: '#d9dee8', width: 1 }, font: '11px system-ui, sans-serif' };
+
+/**
+ * A chart with its caption, a legend that names each line by its dash and marker, and the numbers it draws as a
+ * table for whoever does not see it. The canvas is an image named by the caption.
+ */
+function chartFigure(id, caption, legend, columns, rows) {
   const figure = element('figure', undefined, { className: 'chart', id: `chart-${id}` });
   const captionNode = element('figcaption', caption, { id: `caption-${id}` });
-  svg.setAttribute('aria-labelledby', `caption-${id}`);
+  const plot = element('div', undefined, { className: 'plot', role: 'img', 'aria-labelledby': `caption-${id}`, 'aria-describedby': `numbers-${id}` });
+  figure.append(captionNode);
+  if (legend.length) {
+    const list = element('ul', undefined, { className: 'legend' });
+    legend.forEach((line, n) => {
+      const item = element('li');
+      item.append(element('span', undefined, { className: `swatch swatch-${n}`, 'aria-hidden': 'true' }), `${line.name}: ${line.look}`);
+      list.append(item);
+    });
+    figure.append(list);
+  }
   const details = element('details');
-  const table = element('table');
+  const table = element('table', undefined, { id: `numbers-${id}` });
   const head = element('tr');
   for (const column of columns) head.append(element('th', column, { scope: 'col' }));
   table.append(element('thead'), element('tbody'));
@@ -441,119 +475,70 @@ function chartFigure(id, caption, svg, columns, rows) {
     table.tBodies[0].append(row);
   }
   details.append(element('summary', 'The numbers'), table);
-  figure.append(captionNode, svg, details);
+  figure.append(plot, details);
   if (rows.length === 0) figure.append(element('p', 'No searches in this range yet.', { className: 'hint' }));
   return figure;
 }
 
-function svgNode(tag, attributes = {}, text) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node;
+const plotSize = (plot) => ({ width: Math.max(plot.clientWidth, 200), height: plot.clientWidth < 420 ? 180 : 220 });
+
+function draw(id, data, options) {
+  const plot = document.querySelector(`#chart-${id} .plot`);
+  if (data[0].length === 0) return;
+  const chart = new uPlot({ ...options, ...plotSize(plot), legend: { show: false }, cursor: { show: false } }, data, plot);
+  // Redrawn to the figure's width when the window changes (390 px phones included).
+  const resized = new ResizeObserver(() => chart.setSize(plotSize(plot)));
+  resized.observe(plot);
+  charts.push({ destroy: () => (resized.disconnect(), chart.destroy()) });
 }
 
-const W = 560;
-const H = 220;
-const PAD = { left: 44, right: 24, top: 12, bottom: 28 };
+/** Days along x (UTC, as the API counts them), with half a bucket's room at each end for bars; values from 0 up. */
+function timeOptions(series, incrs) {
+  const room = (u) => (u.data[0].length > 1 ? (u.data[0][1] - u.data[0][0]) / 2 : 43200);
+  return {
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    scales: { x: { time: true, range: (u, min, max) => [min - room(u), max + room(u)] }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+    axes: [{ ...axisLook, space: 50 }, { ...axisLook, size: 48, ...(incrs ? { incrs } : {}) }],
+    series: [{}, ...series],
+  };
+}
 
-/** An axis of four steps of a round size (1, 2 or 5 times a power of ten; whole numbers at least), with gridlines. */
-function axis(svg, max) {
-  const rough = Math.max(max, 1) / 4;
-  const power = Math.pow(10, Math.floor(Math.log10(rough)));
-  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((size) => size >= rough));
-  const top = step * 4;
-  for (let i = 0; i <= 4; i += 1) {
-    const value = step * i;
-    const y = H - PAD.bottom - ((H - PAD.top - PAD.bottom) * i) / 4;
-    svg.append(svgNode('line', { x1: PAD.left, x2: W - PAD.right, y1: y, y2: y, class: 'grid' }),
-      svgNode('text', { x: PAD.left - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, Number.isInteger(value) ? String(value) : value.toFixed(1)));
+/** One bar per named thing (a query, a database), its name under it, shortened; the whole name is in the table. */
+function categoryOptions(names, label, incrs) {
+  const short = names.map((name) => (name.length > 14 ? `${name.slice(0, 13)}…` : name));
+  return {
+    scales: { x: { time: false, range: [-0.5, Math.max(names.length, 1) - 0.5] }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+    axes: [
+      { ...axisLook, splits: () => names.map((_, i) => i), values: (u, splits) => splits.map((i) => short[i] ?? ''), rotate: names.length > 3 ? -35 : 0, size: names.length > 3 ? 80 : 36 },
+      { ...axisLook, size: 48, ...(incrs ? { incrs } : {}) },
+    ],
+    series: [{}, { label, ...barLook }],
+  };
+}
+
+/** Square markers for the second line (the first has uPlot's round ones). */
+function squares(u, seriesIdx, idx0, idx1) {
+  const side = 8 * devicePixelRatio;
+  const path = new Path2D();
+  for (let i = idx0; i <= idx1; i += 1) {
+    const value = u.data[seriesIdx][i];
+    if (value === null || value === undefined) continue;
+    path.rect(u.valToPos(u.data[0][i], 'x', true) - side / 2, u.valToPos(value, 'y', true) - side / 2, side, side);
   }
-  return top;
-}
-
-function frame() {
-  return svgNode('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'plot', preserveAspectRatio: 'xMidYMid meet' });
-}
-
-function xLabels(svg, labels, xOf) {
-  const every = Math.ceil(labels.length / 10);
-  labels.forEach((label, i) => {
-    if (i % every === 0) svg.append(svgNode('text', { x: xOf(i), y: H - 8, 'text-anchor': 'middle', class: 'tick' }, label));
-  });
-}
-
-function barChart(points, name) {
-  const svg = frame();
-  const top = axis(svg, Math.max(0, ...points.map((p) => p.value)));
-  const step = (W - PAD.left - PAD.right) / Math.max(points.length, 1);
-  const xOf = (i) => PAD.left + step * i + step / 2;
-  points.forEach((p, i) => {
-    const h = ((H - PAD.top - PAD.bottom) * p.value) / top;
-    const bar = svgNode('rect', { x: xOf(i) - step * 0.35, y: H - PAD.bottom - h, width: step * 0.7, height: h, class: 'bar' });
-    bar.append(svgNode('title', {}, `${p.label}: ${p.value} ${name}`));
-    svg.append(bar);
-  });
-  xLabels(svg, points.map((p) => p.label), xOf);
-  return svg;
-}
-
-function lineChart(labels, series) {
-  const svg = frame();
-  const top = axis(svg, Math.max(0, ...series.flatMap((s) => s.values)));
-  const step = (W - PAD.left - PAD.right) / Math.max(labels.length - 1, 1);
-  const xOf = (i) => PAD.left + step * i;
-  const yOf = (v) => H - PAD.bottom - ((H - PAD.top - PAD.bottom) * v) / top;
-  series.forEach((s, n) => {
-    const points = s.values.map((v, i) => `${xOf(i)},${yOf(v)}`).join(' ');
-    svg.append(svgNode('polyline', { points, class: `line line-${n}`, ...(s.dash ? { 'stroke-dasharray': s.dash } : {}) }));
-    s.values.forEach((v, i) => {
-      const marker = s.marker === 'circle'
-        ? svgNode('circle', { cx: xOf(i), cy: yOf(v), r: 3.5, class: `marker marker-${n}` })
-        : svgNode('rect', { x: xOf(i) - 3.5, y: yOf(v) - 3.5, width: 7, height: 7, class: `marker marker-${n}` });
-      marker.append(svgNode('title', {}, `${labels[i]} ${s.name}: ${v} ms`));
-      svg.append(marker);
-    });
-    // The legend names each line by its pattern and marker, so no reader depends on telling colours apart.
-    const y = PAD.top + 4 + n * 16;
-    const x = PAD.left + 12;
-    svg.append(svgNode('line', { x1: x, x2: x + 22, y1: y, y2: y, class: `line line-${n}`, ...(s.dash ? { 'stroke-dasharray': s.dash } : {}) }),
-      svgNode('text', { x: x + 28, y: y + 4, class: 'tick' }, s.name));
-  });
-  xLabels(svg, labels, xOf);
-  return svg;
-}
-
-/** Horizontal bars, each labelled with its name and its value as text. */
-function hbarChart(points, max) {
-  const rowHeight = 26;
-  const height = Math.max(1, points.length) * rowHeight + 8;
-  const svg = svgNode('svg', { viewBox: `0 0 ${W} ${height}`, role: 'img', class: 'plot', preserveAspectRatio: 'xMidYMid meet' });
-  const top = max ?? Math.max(1, ...points.map((p) => p.value));
-  const labelWidth = 200;
-  const room = W - labelWidth - 70;
-  points.forEach((p, i) => {
-    const y = 4 + i * rowHeight;
-    const width = Math.max(2, (room * p.value) / top);
-    const label = p.label.length > 28 ? `${p.label.slice(0, 27)}…` : p.label;
-    svg.append(svgNode('text', { x: labelWidth - 8, y: y + 16, 'text-anchor': 'end', class: 'tick' }, label),
-      svgNode('rect', { x: labelWidth, y: y + 4, width, height: rowHeight - 10, class: 'bar' }),
-      svgNode('text', { x: labelWidth + width + 6, y: y + 16, class: 'tick' }, p.text));
-  });
-  return svg;
+  return { stroke: path, fill: path };
 }
 
 // ---- try it ---------------------------------------------------------------------------------------------------
 
 $('make-try-key').addEventListener('click', () => act(statusLine, async () => {
   connections = (await api('GET', '/databases')).databases;
+  if (connections.length === 0) throw new Error('Connect a database first: a key searches the databases of its environment.');
   const environment = connections.some((c) => c.environment === 'test') ? 'test' : 'live';
-  const databases = connections.filter((c) => c.environment === environment).map((c) => c.id);
-  if (databases.length === 0) throw new Error('Connect a database first: a key searches the databases it names.');
-  const data = await api('POST', '/keys/publishable', { body: { name: 'Console: try it', environment, databases, allowedOrigins: [window.location.origin] } });
-  tryKey = data.publishableKey;
+  // A secret key that can only search: Quarry accepts it from this page (its own origin) and from servers.
+  const data = await api('POST', '/keys', { body: { name: 'Console: try it', environment, permissions: ['search'] } });
+  tryKey = data.secretKey;
   $('try-key').key.value = tryKey;
-  say(`Made a publishable key for ${window.location.origin} (it is listed under Keys; revoke it there when done).`);
+  say(`Made a search-only ${environment} key, kept in this page only (it is listed under Keys; revoke it there when done).`);
 }));
 
 $('try-search').addEventListener('submit', (event) => {
@@ -561,7 +546,7 @@ $('try-search').addEventListener('submit', (event) => {
   const form = event.target;
   const key = $('try-key').key.value.trim() || tryKey;
   act(statusLine, async () => {
-    if (!key) throw new Error('A publishable key is needed: make one for this page, or paste one.');
+    if (!key) throw new Error('A key is needed: make a search key, or paste one.');
     say('Searching…');
     const data = await api('POST', '/search', { key, body: { query: form.query.value, searchMode: form.mode.value, limit: 10 } });
     say(`${data.total}${data.totalIsEstimate ? '+' : ''} result${data.total === 1 ? '' : 's'} in ${data.tookMs} ms`);
@@ -573,7 +558,8 @@ $('try-search').addEventListener('submit', (event) => {
       return row;
     });
     $('try-databases').tBodies[0].replaceChildren(...rows);
-    $('try-databases').hidden = rows.length === 0;
+    // Its scrolling box (narrow windows) is shown with it: a region the keyboard can scroll.
+    $('try-databases').parentElement.hidden = rows.length === 0;
     $('try-results').replaceChildren(...data.results.map((result) => {
       const item = element('li');
       item.value = result.rank;

@@ -8,7 +8,8 @@ import type { HandlerEnv, RequestState } from './types.js';
 export function dispatch(api: OpenAPIBackend, services: Services): Middleware {
   return async (ctx) => {
     const state = ctx.state as RequestState;
-    const env: HandlerEnv = { services, state, requestId: state.requestId, ip: ctx.ip, rawBody: ctx.req };
+    const env: HandlerEnv = { services, state, requestId: state.requestId, ip: ctx.ip, // Koa's ctx.origin is the request's Origin header, not this server's own.
+    ownOrigin: `${ctx.protocol}://${ctx.host}`, rawBody: ctx.req };
     const response = (await api.handleRequest(
       {
         method: ctx.method,

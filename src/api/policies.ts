@@ -39,8 +39,8 @@ function originOf(c: Context): string | null {
 
 /**
  * Runs after authentication and before validation (openapi-backend's postSecurityHandler): the rate limits first, so
- * that every authenticated request counts, valid or not; then where the key may be used (a secret key never from a
- * web page, a publishable key only on its operations and from its origins), role and permission checks.
+ * that every authenticated request counts, valid or not; then where the key may be used (a secret key never from
+ * another site's page, a publishable key only on its operations and from its origins), role and permission checks.
  */
 export async function enforcePolicies(c: Context, env: HandlerEnv): Promise<void> {
   const isPublic = (c.operation.security ?? []).length === 0;
@@ -74,7 +74,7 @@ export async function enforcePolicies(c: Context, env: HandlerEnv): Promise<void
     if (error instanceof AppError && error.code === 'RATE_LIMIT_EXCEEDED') state.rateLimited = true;
     throw error;
   }
-  if (keyCaller) checkKeyUse(keyCaller.key, { origin: originOf(c), publishableOperation: publishable });
+  if (keyCaller) checkKeyUse(keyCaller.key, { origin: originOf(c), ownOrigin: env.ownOrigin, publishableOperation: publishable });
   if (adminOnly && user?.kind === 'user' && user.role !== 'admin') {
     throw new AppError('ADMIN_REQUIRED', 'This operation is for administrators only.');
   }

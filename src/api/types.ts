@@ -61,6 +61,8 @@ export interface HandlerEnv {
   requestId: string;
   /** The client's address (the proxy's last X-Forwarded-For entry when TRUST_PROXY is on). */
   ip: string;
+  /** This server's origin as the client reached it (scheme and host; the proxy's when TRUST_PROXY is on). */
+  ownOrigin: string;
   /** The request body as it arrives, unread: for operations whose body is not JSON (uploadSqliteFile). */
   readonly rawBody: Readable;
 }

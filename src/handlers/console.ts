@@ -1,4 +1,4 @@
-/** Console tag: the account's console page and its two files. */
+/** Console tag: the account's console page, its two files, and its charting library's two (uPlot). */
 import type { RawReply } from '../api/types.js';
 import { consoleAsset } from '../services/console/console-service.js';
 
@@ -31,4 +31,12 @@ export async function getConsoleScript(): Promise<RawReply> {
 
 export async function getConsoleStyle(): Promise<RawReply> {
   return { status: 200, raw: consoleAsset('console.css'), contentType: 'text/css; charset=utf-8', headers: revalidate };
+}
+
+export async function getConsoleChartScript(): Promise<RawReply> {
+  return { status: 200, raw: consoleAsset('uplot.js'), contentType: 'text/javascript; charset=utf-8', headers: revalidate };
+}
+
+export async function getConsoleChartStyle(): Promise<RawReply> {
+  return { status: 200, raw: consoleAsset('uplot.css'), contentType: 'text/css; charset=utf-8', headers: revalidate };
 }

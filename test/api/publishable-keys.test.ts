@@ -184,6 +184,21 @@ describe('secret keys and web pages', () => {
   });
 });
 
+describe('secret keys and Quarry\'s own pages', () => {
+  it('when a secret key is sent from Quarry\'s own origin (its console), then it is served; from another origin, even Quarry\'s host on another port or scheme, still 403', async () => {
+    const own = new URL(t.server.url);
+    const res = await search(secret.secret, { query: 'headphones' }, { origin: own.origin });
+    expect(res.status).toBe(200);
+    expect(res.body.data.results.length).toBeGreaterThan(0);
+    const elsewhere = [shop, `${own.protocol}//${own.hostname}:${Number(own.port) + 1}`, `https://${own.host}`, 'null'];
+    for (const origin of elsewhere) {
+      const refused = await search(secret.secret, { query: 'headphones' }, { origin });
+      expectError(refused, 403, 'SECRET_KEY_IN_BROWSER');
+      expect(refused.body.error.details).toEqual({ origin });
+    }
+  });
+});
+
 describe('per client IP', () => {
   it('when one visitor has used the key requestsPerIpPerHour times, then they get 429 and another visitor is still served', async () => {
     const key = await createPublishable({ requestsPerIpPerHour: 3 });

@@ -107,10 +107,10 @@ describe.skipIf(!runs)(browserSuite('GET /playground in headless Chromium'), () 
     expect(new Set(first.tags)).toEqual(new Set(['MARK']));
   });
 
-  it('when a secret key is pasted, then Quarry refuses it from the page and the page says why', async () => {
+  it('when a secret key is pasted, then Quarry answers it: the playground is Quarry\'s own page (another site\'s page is refused, see web-page-search)', async () => {
     await search(keys.secret, 'battery');
-    expect(await statusLine()).toMatch(/^403 SECRET_KEY_IN_BROWSER: Secret keys belong on a server: .* \(request [\w-]+\)$/);
-    expect(await page.$$('#results li')).toHaveLength(0);
+    expect(await statusLine()).toMatch(/^\d+ results? in \d+ ms/);
+    expect((await ranks()).length).toBeGreaterThan(0);
   });
 
   it('when the publishable key does not list this origin, then the page shows 403 ORIGIN_NOT_ALLOWED', async () => {

@@ -19,19 +19,26 @@ export const PUBLISHABLE_PERMISSIONS: Permission[] = ['search'];
 export interface KeyUse {
   /** The request's `Origin` header: the page's origin when a browser sent it, else null. */
   origin: string | null;
+  /** This server's own origin (scheme and host as the client reached it): where its console is served. */
+  ownOrigin: string;
   /** The operation is one a publishable key may call (`x-quarry-publishable` in openapi.yaml). */
   publishableOperation: boolean;
 }
 
 /**
- * Refuses a key used where it must not be: a secret key from a web page (a leaked secret the moment the page is
- * served), a publishable key on any operation but search and suggestions, or from a page of an origin it does not
+ * Refuses a key used where it must not be: a secret key from another site's web page (a leaked secret the moment
+ * the page is served), a publishable key on any operation but search and suggestions, or from a page of an origin it does not
  * list. A publishable key without `Origin` (a server, curl) is accepted: anyone can send any `Origin` outside a
  * browser, which is why such a key can only search what it names and is limited per client IP.
+ *
+ * A secret key is accepted from Quarry's own origin: its pages (the console, the playground) run only Quarry's own
+ * scripts under a policy that allows no other origin's code and no inline script, and keep a pasted key in memory,
+ * so nothing publishes it. Another origin, however alike (another port, scheme or host), is a page Quarry did not
+ * serve; a browser cannot forge `Origin`, and a client outside one that could has no need to: it may omit it.
  */
 export function checkKeyUse(key: ApiKeyRecord, use: KeyUse): void {
   if (key.kind !== 'publishable') {
-    if (use.origin !== null) {
+    if (use.origin !== null && use.origin !== use.ownOrigin) {
       throw new AppError('SECRET_KEY_IN_BROWSER', `Secret keys belong on a server: this request came from a web page (Origin ${use.origin}). Use a publishable key (quarry_pk_...) in pages.`, {
         origin: use.origin,
       });
