@@ -1116,8 +1116,9 @@ export interface paths {
          *       `semanticRatio` (default 0.25) the weight of meaning; tables without vectors still take part by text.
          *     **Scores, by the path that answered** (`approximate` says which; compare scores within one answer only):
          *     - the index alone (`approximate` false): `natural` the BM25 score (unbounded, from 0); `semantic` the cosine
-         *       similarity (0.2 to 1); `hybrid` the fused score (0 to 1; each ranking is min-max normalised over the rows
-         *       it read, so the lowest-ranked row read can score 0).
+         *       similarity (0.2 to 1); `hybrid` the fused score (0 to 1; each ranking's scores are divided by its best,
+         *       counted from the lowest it could hold: 0 for BM25, 0.2 for similarity; a row only one ranking found has
+         *       that ranking's share alone, and only rows beyond both rankings' first 100 score 0).
          *     - live tables took part (`approximate` true; for example right after connecting, before the first sync
          *       ends, or with `live: true`), and `boolean` mode always: the reciprocal rank fusion score, the sum over
          *       rankings of 1 / (60 + rank), about 0.016 for a first place in one ranking. The same query answered by

@@ -10,8 +10,11 @@
  * Evidence Combination", SIGIR 1997, the observation behind CombMNZ); a model whose best rows the text ranking does
  * not share at all is mostly noise for that query, and then leaves the text's ranking as it is.
  *
- * score(d) = (1 - r) * norm_text(d) + r * norm_vector(d), norm(x) = (x - min) / (max - min) over that list's
- * candidates (1 when all are equal), 0 for a row the list did not return. Ties break by id.
+ * score(d) = (1 - r) * norm_text(d) + r * norm_vector(d), 0 for a row the list did not return. Ties break by id.
+ * norm(x) = (x - floor) / (max - floor) over that list's candidates, where the floor is the lowest score the list
+ * could hold, not the lowest it holds (Bruch et al.'s "theoretical min-max"): 0 for BM25, the minimum similarity of
+ * a match for vectors. So a list's last row keeps what it scored (not 0 because it came last), and a short list of
+ * close scores is not stretched from 0 to 1. 1 when every score is at the floor.
  */
 import type { IndexHit } from './index-store.js';
 
@@ -34,26 +37,31 @@ export function agreement(text: IndexHit[], vector: IndexHit[], depth = AGREEMEN
  * share their first page, none when they share nothing. With no text ranking (no word matched, or semanticRatio 1)
  * the vector ranking stands alone.
  */
-export function agreementFusion(text: IndexHit[], vector: IndexHit[], semanticRatio: number): IndexHit[] {
+export function agreementFusion(text: IndexHit[], vector: IndexHit[], semanticRatio: number, floors: Floors = NO_FLOORS): IndexHit[] {
   const ratio = text.length === 0 ? semanticRatio : semanticRatio * agreement(text, vector);
-  return convexFusion(text, vector, ratio);
+  return convexFusion(text, vector, ratio, floors);
 }
 
-export function convexFusion(text: IndexHit[], vector: IndexHit[], semanticRatio: number): IndexHit[] {
+/** The lowest score each list could hold (its theoretical minimum). */
+export interface Floors {
+  text: number;
+  vector: number;
+}
+const NO_FLOORS: Floors = { text: 0, vector: 0 };
+
+export function convexFusion(text: IndexHit[], vector: IndexHit[], semanticRatio: number, floors: Floors = NO_FLOORS): IndexHit[] {
   const fused = new Map<string, IndexHit>();
-  const add = (hits: IndexHit[], weight: number) => {
+  const add = (hits: IndexHit[], weight: number, floor: number) => {
     if (hits.length === 0 || weight === 0) return;
-    const scores = hits.map((h) => h.score);
-    const min = Math.min(...scores);
-    const span = Math.max(...scores) - min;
+    const span = Math.max(...hits.map((h) => h.score)) - floor;
     for (const hit of hits) {
-      const normalised = span > 0 ? (hit.score - min) / span : 1;
+      const normalised = span > 0 ? Math.max(0, hit.score - floor) / span : 1;
       const entry = fused.get(hit.rid) ?? { rid: hit.rid, src: hit.src, score: 0 };
       entry.score += weight * normalised;
       fused.set(hit.rid, entry);
     }
   };
-  add(text, 1 - semanticRatio);
-  add(vector, semanticRatio);
+  add(text, 1 - semanticRatio, floors.text);
+  add(vector, semanticRatio, floors.vector);
   return [...fused.values()].sort((a, b) => b.score - a.score || (a.rid < b.rid ? -1 : a.rid > b.rid ? 1 : 0));
 }

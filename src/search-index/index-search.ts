@@ -178,7 +178,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
       input.semanticRatio < 1 ? rankText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
-    ranked = agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio);
+    ranked = agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio, { text: 0, vector: MIN_SIMILARITY });
     // Every text match counts, and so does every row only the meaning ranking found.
     const seen = new Set(ranked.map((h) => h.rid));
     counted = [...ranked, ...byText.filter((h) => !seen.has(h.rid) && seen.add(h.rid)), ...byMeaning.filter((h) => !seen.has(h.rid) && seen.add(h.rid))];

@@ -6,29 +6,32 @@ const hits = (src: string, scored: Array<[string, number]>): IndexHit[] => score
 const scores = (fused: IndexHit[]) => Object.fromEntries(fused.map((h) => [h.rid, h.score]));
 
 describe('convexFusion (hybrid search)', () => {
-  it('when a list is fused alone, then its scores are min-max normalised: best 1, worst 0, the rest in proportion', () => {
+  it('when a list is fused alone, then its scores are measured from the lowest it could hold: best 1, the last keeps its share (never 0 for coming last)', () => {
     const fused = convexFusion(hits('t', [['a', 12], ['b', 7], ['c', 2]]), [], 0.25);
     expect(fused.map((h) => h.rid)).toEqual(['a', 'b', 'c']);
     expect(fused[0]!.score).toBeCloseTo(0.75, 12);
-    expect(fused[1]!.score).toBeCloseTo(0.75 * 0.5, 12);
-    expect(fused[2]!.score).toBe(0);
+    expect(fused[1]!.score).toBeCloseTo(0.75 * (7 / 12), 12);
+    expect(fused[2]!.score).toBeCloseTo(0.75 * (2 / 12), 12);
   });
 
-  it('when both lists rank rows, then each row scores (1 - r) * text + r * vector', () => {
+  it('when both lists rank rows, then each row scores (1 - r) * text + r * vector, each from its own floor', () => {
     const text = hits('t', [['a', 9], ['b', 5], ['c', 1]]);
     const vector = hits('t', [['c', 0.9], ['b', 0.7], ['a', 0.4]]);
-    const fused = scores(convexFusion(text, vector, 0.25));
-    expect(fused.a).toBeCloseTo(0.75 * 1 + 0.25 * 0, 12);
-    expect(fused.b).toBeCloseTo(0.75 * 0.5 + 0.25 * 0.6, 12);
-    expect(fused.c).toBeCloseTo(0.75 * 0 + 0.25 * 1, 12);
+    const floors = { text: 0, vector: 0.2 };
+    const fused = scores(convexFusion(text, vector, 0.25, floors));
+    expect(fused.a).toBeCloseTo(0.75 * 1 + 0.25 * (0.2 / 0.7), 12);
+    expect(fused.b).toBeCloseTo(0.75 * (5 / 9) + 0.25 * (0.5 / 0.7), 12);
+    expect(fused.c).toBeCloseTo(0.75 * (1 / 9) + 0.25 * 1, 12);
     // The weight of meaning decides: at 0.8, the row the vectors like best wins.
-    expect(convexFusion(text, vector, 0.8).map((h) => h.rid)).toEqual(['c', 'b', 'a']);
-    expect(convexFusion(text, vector, 0.25).map((h) => h.rid)).toEqual(['a', 'b', 'c']);
+    expect(convexFusion(text, vector, 0.8, floors).map((h) => h.rid)).toEqual(['c', 'b', 'a']);
+    expect(convexFusion(text, vector, 0.25, floors).map((h) => h.rid)).toEqual(['a', 'b', 'c']);
+    // A score at the floor (or below it) adds nothing.
+    expect(scores(convexFusion([], hits('t', [['v', 0.9], ['w', 0.2]]), 1, floors)).w).toBe(0);
   });
 
   it('when a row is in one list only, then it gets that list\'s share alone and keeps its table', () => {
-    const fused = convexFusion(hits('t1', [['a', 4], ['b', 2]]), hits('t2', [['z', 0.9], ['a', 0.5]]), 0.25);
-    expect(scores(fused)).toEqual({ a: 0.75, z: 0.25, b: 0 });
+    const fused = convexFusion(hits('t1', [['a', 4], ['b', 2]]), hits('t2', [['z', 0.9], ['a', 0.45]]), 0.25);
+    expect(scores(fused)).toEqual({ a: 0.75 + 0.25 * 0.5, z: 0.25, b: 0.75 * 0.5 });
     expect(fused.find((h) => h.rid === 'z')).toEqual({ rid: 'z', src: 't2', score: 0.25 });
     expect(fused.find((h) => h.rid === 'b')!.src).toBe('t1');
   });

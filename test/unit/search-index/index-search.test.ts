@@ -133,8 +133,10 @@ describe('searchIndex', () => {
     const { store, calls } = fakeStore(text, vector);
     const result = await searchIndex(store, input({ mode: 'hybrid', vector: Float32Array.from([1, 0]), semanticRatio: 0.5 }));
     expect(calls.map((c) => `${c.kind}:${c.srcs.join(',')}`).sort()).toEqual(['text:itb_a,itb_b', 'vector:itb_a']);
-    // The two first pages share one row of two: meaning weighs 0.5 x 0.5 (fusion.ts, agreementFusion).
-    expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['a', 0.75], ['c', 0.25], ['b', 0]]);
+    // The two first pages share one row of two: meaning weighs 0.5 x 0.5 (fusion.ts, agreementFusion); similarity
+    // counts from MIN_SIMILARITY, BM25 from 0, so the last row keeps its share of the text's weight.
+    const scored = result.hits.map((h) => [h.rid, Number(h.score.toFixed(6))]);
+    expect(scored).toEqual([['a', Number((0.75 + 0.25 * ((0.5 - MIN_SIMILARITY) / (0.9 - MIN_SIMILARITY))).toFixed(6))], ['b', 0.375], ['c', 0.25]]);
     expect(result).toMatchObject({ total: 3, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 2], ['db_2', 1]]));
   });
