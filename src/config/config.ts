@@ -161,7 +161,7 @@ export const environmentSchema = z.object({
   TRUST_PROXY: flag().default(false)
     .meta(doc({ default: 'false', meaning: 'Trust `X-Forwarded-For` for the client IP (only behind your own proxy).' })),
   CORS_ORIGINS: originList().optional()
-    .meta(doc({ default: '* (none in production)', meaning: 'Origins whose web pages may call the API from a browser: `*`, `none`, or a comma-separated list such as `https://shop.example.com,http://localhost:8080`. Others get no CORS headers. A publishable key narrows this to its own `allowedOrigins`; secret keys are refused from any page.' })),
+    .meta(doc({ default: '* (none in production)', meaning: 'Origins whose web pages may call the API from a browser: `*`, `none`, or a comma-separated list such as `https://shop.example.com,http://localhost:8080`. Others get no CORS headers. A publishable key narrows this to its own `allowedOrigins`; secret keys are refused from any page but Quarry\'s own.' })),
   UPGRADE_URL: httpUrl().default('https://quarry.example.com/pricing')
     .meta(doc({ default: 'https://quarry.example.com/pricing', meaning: 'Link given in 429 and tier errors.' })),
   SQLITE_DATA_DIR: z.string().optional()
