@@ -11,9 +11,11 @@
  *
  * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
  * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
- * so a search costs what ranking its page costs (issue 36): the engine ranks the page's rows (at least RANK_DEPTH,
- * the rows the heading's weight may reorder) and one more, and when that one is there the total is the rows seen,
- * a lower bound that says so (`totalIsEstimate`, as Meilisearch's `estimatedTotalHits`). A caller who needs the count
+ * so a search costs what ranking its page costs (issue 36): one query ranks the page's rows (at least RANK_DEPTH,
+ * the rows the heading's weight may reorder, weighed in Quarry from the space's statistics: heading.ts) and one more,
+ * bringing their stored fields with them, and when that one is there the total is estimated from how many rows hold
+ * each query word (vocabulary.ts), never below the rows seen, and says so (`totalIsEstimate`, as Meilisearch's
+ * `estimatedTotalHits`; with a filter, phrase or exclusion it is the rows seen, a lower bound). A caller who needs the count
  * asks for it (`exactTotal`): matches are then counted up to COUNT_CAP. Weights, sorting and facets work over the
  * counted matches, so a search that uses them counts up to COUNT_CAP too, and so does hybrid mode (its fusion needs
  * the text's deeper rows); beyond the cap the answer says so

@@ -14,6 +14,10 @@
  * FST or a Levenshtein automaton (js-levenshtein compares two strings), and npm installs are not ours to make, so it
  * is written here, in the optimal string alignment distance typos.ts has always used (a swap of neighbours is one
  * edit).
+ *
+ * The same reading of the rows gathers what a search needs beyond typos, so it asks the index one query: how many
+ * rows hold each stem (to estimate a total, index-search.ts) and the headings' statistics (to weigh each ranked
+ * row's heading, heading.ts).
  */
 import stem from 'wink-porter2-stemmer';
 import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
