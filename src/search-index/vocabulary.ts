@@ -11,8 +11,8 @@
  * in order with one row of the distance table per letter, a row shared by every word with the same prefix (the
  * sorted list is a trie laid flat), and a whole prefix range is skipped as soon as its row shows that no word under
  * it can come within the allowed edits (a Levenshtein automaton's dead state). No package installed here offers an
- * FST or a Levenshtein automaton (js-levenshtein compares two strings), and npm installs are not ours to make, so it
- * is written here, in the optimal string alignment distance typos.ts has always used (a swap of neighbours is one
+ * FST or a Levenshtein automaton (js-levenshtein compares two strings), so the walk over the sorted words is written
+ * here, in the optimal string alignment distance typos.ts has always used (a swap of neighbours is one
  * edit).
  *
  * The same reading of the rows gathers what a search needs beyond typos, so it asks the index one query: how many
