@@ -4,7 +4,7 @@ import {
   DEFAULT_PORTS, type ConnectionSettings, type ExecutorOptions, type PoolManager, type SqlExecutor,
 } from '../../connectors/index.js';
 import { decryptSecret, encryptSecret } from '../../crypto/credentials.js';
-import { AppError, notFound } from '../../errors/app-error.js';
+import { AppError, notFound, validationError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
 import { TIERS } from '../../rate-limit/index.js';
 import type { DatabaseConnectionChanges, DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
@@ -48,7 +48,7 @@ export interface IndexLifecycle {
 const connectionFields = ['host', 'port', 'database', 'username', 'password', 'ssl'] as const;
 
 function invalid(path: string, message: string): AppError {
-  return new AppError('VALIDATION_ERROR', `The request is invalid: body${path} ${message}.`, { errors: [{ location: 'body', path, message }] });
+  return validationError([{ location: 'body', path, message }]);
 }
 
 /** A connector failure as our error; while saving a connection, a database that cannot be reached refuses the submission. */
