@@ -100,7 +100,9 @@ describe('PoolManager', () => {
     });
     await expect(manager.get('db1', settings())).rejects.toMatchObject({ code: 'HOST_NOT_ALLOWED' });
     expect(manager.has('db1')).toBe(false);
-    await expect(manager.get('db1', settings())).resolves.toBeTruthy();
+    // The refusal is not remembered: the next search opens the pool.
+    await expect(manager.get('db1', settings())).resolves.toMatchObject({ engine: 'postgres' });
+    expect(manager.has('db1')).toBe(true);
   });
 
   it('when a pool has been idle longer than idleCloseMs, then it is closed; a busy one is kept', async () => {
