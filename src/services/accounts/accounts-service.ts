@@ -29,7 +29,7 @@ function weakPassword(problem: string, field: string): AppError {
   return validationError([{ location: 'body', path: `/${field}`, message: problem }]);
 }
 
-/** Accounts and the JWT session lifecycle (spec: Accounts; issue 3). */
+/** Accounts and the JWT session lifecycle (spec: Accounts). */
 export class AccountsService {
   constructor(private readonly deps: AccountsDeps) {}
 

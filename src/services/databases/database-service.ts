@@ -56,7 +56,7 @@ export function fromConnectorError(error: ConnectorError, whileSaving: boolean, 
   return new AppError(error.code, error.message, { ...error.details, ...(databaseId && { databaseId }) }, { rejectsSubmission: whileSaving });
 }
 
-/** Connected databases (issue 5): owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
+/** Connected databases: owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
 export class DatabaseService {
   private readonly settingsByRecord = new WeakMap<DatabaseConnectionRecord, Promise<ConnectionSettings>>();
 

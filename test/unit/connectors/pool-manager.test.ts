@@ -136,7 +136,7 @@ describe('PoolManager', () => {
     expect(executors.every((e) => e.closed)).toBe(true);
   });
 
-  describe('bounds per database server and in all (issue 23 item 4)', () => {
+  describe('bounds per database server and in all', () => {
     const bounded = (options: { maxPerHost?: number; maxTotal?: number; max?: number; connectTimeoutMs?: number }) => {
       const executors: Array<ReturnType<typeof fakeExecutor>> = [];
       manager = new PoolManager({ hostPolicy: policy, max: 5, connectTimeoutMs: 300, ...options, createExecutor: async () => {
