@@ -24,6 +24,8 @@ export interface S3rverStore {
   url: string;
   /** Conditional writes the proxy refused (the object existed). */
   refused(): number;
+  /** Every request the proxy took, in order (method, path with query, Range header). */
+  requests: Array<{ method: string; path: string; range: string | null }>;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -81,7 +83,9 @@ export async function startS3rver(bucket: string): Promise<S3rverStore> {
   });
 
   const sockets = new Set<Socket>();
+  const requests: S3rverStore['requests'] = [];
   const proxy: Server = createServer((incoming, response) => {
+    requests.push({ method: incoming.method ?? '', path: incoming.url ?? '', range: incoming.headers.range ?? null });
     const url = new URL(incoming.url ?? '/', 'http://proxy');
     const conditional = incoming.headers['if-none-match'] === '*'
       && ((incoming.method === 'PUT' && !url.searchParams.has('partNumber')) || (incoming.method === 'POST' && url.searchParams.has('uploadId')));
@@ -122,6 +126,7 @@ export async function startS3rver(bucket: string): Promise<S3rverStore> {
     directUrl: `http://127.0.0.1:${port}`,
     url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     refused: () => refused,
+    requests,
     down,
     up,
     async close() {
