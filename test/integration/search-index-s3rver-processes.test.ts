@@ -88,7 +88,7 @@ beforeAll(async () => {
   sourceUrl = new URL(users.url);
   const secrets = { JWT_SECRET: randomBytes(32).toString('hex'), API_KEY_PEPPER: randomBytes(32).toString('hex'), CREDENTIALS_KEY: randomBytes(32).toString('base64') };
   const shared = {
-    DATABASE_URL: database.url, REDIS_URL: redisUrl, INDEX_READ_CONSISTENCY_MS: '500', ...secrets,
+    DATABASE_URL: database.url, REDIS_URL: redisUrl, TRUST_PROXY: 'true', INDEX_READ_CONSISTENCY_MS: '500', ...secrets,
     INDEX_URI: `s3://${BUCKET}/index`, INDEX_S3_ENDPOINT: s3.url, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',
     INDEX_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, INDEX_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
   };

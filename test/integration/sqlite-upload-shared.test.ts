@@ -50,7 +50,7 @@ beforeAll(async () => {
   const database = await freshPostgresDatabase();
   dropDatabase = database.drop;
   const shared = {
-    DATABASE_URL: database.url, REDIS_URL: redisUrl, INDEX_URI: tempDir('quarry-upload-index-'), INDEX_READ_CONSISTENCY_MS: '500',
+    DATABASE_URL: database.url, REDIS_URL: redisUrl, TRUST_PROXY: 'true', INDEX_URI: tempDir('quarry-upload-index-'), INDEX_READ_CONSISTENCY_MS: '500',
     JWT_SECRET: randomBytes(32).toString('hex'), API_KEY_PEPPER: randomBytes(32).toString('hex'), CREDENTIALS_KEY: randomBytes(32).toString('base64'),
   };
   // The first process applies the migrations; the second then starts on an up-to-date store.
