@@ -1,19 +1,28 @@
 /**
- * Pseudo-relevance feedback (issue 33), asked for per search (`queryExpansion`): RM3 as Anserini runs it (Lavrenko
- * and Croft's relevance model interpolated with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's
- * Rm3Reranker defaults fbDocs 10, fbTerms 10, originalQueryWeight 0.5). The best rows of the first ranking are taken
- * as relevant; the words they share most, weighted by how well each row matched, join the query, and the search
- * runs again. A row that answers the question in other words than the query's then ranks.
+ * Pseudo-relevance feedback (issue 33): RM3 as Anserini runs it (Lavrenko and Croft's relevance model interpolated
+ * with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's Rm3Reranker defaults fbDocs 10, fbTerms 10,
+ * originalQueryWeight 0.5). The best rows of the first ranking are taken as relevant; the words they share most,
+ * weighted by how well each row matched, join the query. A row that answers the question in other words than the
+ * query's then ranks higher.
  *
  * The model, over word stems as the index matches them (Porter2, stop words left out):
- *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1;
- * and the ranking interpolates the query as typed with it (rankWithFeedback). Anserini also drops words found in
- * more than a tenth of all documents; the index keeps no document frequencies at hand, and the stop words the
- * analyzer drops are most of those.
+ *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1.
+ * Two ways to rank with it:
+ * - rerankWithFeedback (natural and hybrid modes by default): the rows the ranking query already read (its best
+ *   RANK_DEPTH) are scored again in Quarry with the expanded query, each word's BM25 from the space's statistics in
+ *   memory (vocabulary.ts). No second index query, so a search still costs one; a row the first query did not read
+ *   cannot rank.
+ * - rankWithFeedback (`queryExpansion`): the model's words run as a second index query, so rows the first ranking
+ *   missed rank too, at the cost of that query.
+ * Anserini also drops words found in more than a tenth of all documents; on Cranfield's odd half that filter ranked
+ * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
-import stem from 'wink-porter2-stemmer';
+import { stemOfFolded } from './analyzer.js';
 import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
+import type { TextStatistics } from './vocabulary.js';
+
+const stem = stemOfFolded;
 
 export interface FeedbackSettings {
   /** Best rows of the first ranking taken as relevant. */
@@ -40,7 +49,7 @@ const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && 
 /** The relevance model of a query: its best words, spelled as the index should be asked for them. */
 export interface RelevanceModel {
   /** The model's FEEDBACK.terms best words (query words among them), best first, with p(w), summing to 1. */
-  terms: WeightedWord[];
+  terms: Array<WeightedWord & { stem: string }>;
   /** The query's words as the index counts them (stop words left out, repeats counted). */
   queryLength: number;
   /** Each of the query's stems, spelled as the query spells it, with its count. */
@@ -88,7 +97,7 @@ export function relevanceModel(query: string, feedback: Array<{ text: string; sc
   const kept = [...model].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, settings.terms);
   const mass = kept.reduce((sum, [, p]) => sum + p, 0);
   return {
-    terms: kept.map(([s, p]) => ({ word: spelledAs(spelling.get(s)!), weight: p / mass })),
+    terms: kept.map(([s, p]) => ({ word: spelledAs(spelling.get(s)!), weight: p / mass, stem: s })),
     queryLength,
     original: [...original].map(([s, n]) => ({ word: spelledAs(spelling.get(s)!), weight: n })),
   };
@@ -135,4 +144,66 @@ export async function rankWithFeedback(
     fused.set(hit.rid, entry);
   }
   return [...fused.values()];
+}
+
+/** BM25's parameters, as the index scores (heading.ts). */
+const K1 = 1.2;
+const B = 0.75;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The rows the text ranking read (`ranked`, best first), scored again with RM3's expanded query, without asking the
+ * index anything more. The model is built from the best `settings.docs` rows' text; the best `depth` rows are scored
+ *   originalWeight * first(row) + (1 - originalWeight) * (query words) * sum over the model's words w of rm(w) * bm25(w, row),
+ * `first` the row's score as typed (text and heading, a sum over the query's words: its words weigh
+ * originalWeight / query words each, as in RM3's interpolation, with everything scaled by the query's words), and
+ * bm25 each word's BM25 in the row's text from the space's statistics (`statistics`, asked once for the model's
+ * stems). Rows below `depth` keep originalWeight * first: the feedback part is never negative, so they stay below
+ * every row scored again. `texts` holds the text of the rows to score (by rid); a row without one keeps
+ * originalWeight * first. A query with nothing to expand from (no word of its own, no feedback row) keeps its
+ * ranking; the hits returned are new objects, best first.
+ */
+export function rerankWithFeedback(
+  query: string,
+  ranked: IndexHit[],
+  texts: Map<string, string>,
+  statistics: (stems: string[]) => TextStatistics,
+  depth: number,
+  settings: FeedbackSettings = RM3,
+): IndexHit[] {
+  const best = ranked.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
+  const model = relevanceModel(query, best.map((hit) => ({ text: texts.get(hit.rid)!, score: hit.score })), settings);
+  if (model.queryLength === 0 || model.terms.length === 0) return ranked.map((hit) => ({ ...hit }));
+  const stats = statistics(model.terms.map((t) => t.stem));
+  // Each word's weight in the expanded query times its idf (Lucene's, as the index's BM25).
+  const weightOf = new Map<string, number>();
+  for (const term of model.terms) {
+    const n = Math.min(stats.rowsWith.get(term.stem) ?? 0, stats.rows);
+    const idf = Math.log(1 + (stats.rows - n + 0.5) / (n + 0.5));
+    weightOf.set(term.stem, (1 - settings.originalWeight) * model.queryLength * term.weight * idf);
+  }
+  const averageWords = stats.averageWords || 1;
+  const out = ranked.map((hit, i) => {
+    const score = settings.originalWeight * hit.score;
+    const text = i < depth ? texts.get(hit.rid) : undefined;
+    return { ...hit, score: text === undefined ? score : score + feedbackScore(text, weightOf, averageWords) };
+  });
+  return out.sort((a, b) => b.score - a.score || (a.rid < b.rid ? -1 : a.rid > b.rid ? 1 : 0));
+}
+
+/** sum over the weighted stems of weight * tf (K1 + 1) / (tf + K1 (1 - B + B |d| / avgdl)), |d| the text's words. */
+function feedbackScore(text: string, weightOf: Map<string, number>, averageWords: number): number {
+  const frequency = new Map<string, number>();
+  let length = 0;
+  for (const [raw] of text.matchAll(WORD)) {
+    const folded = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
+    if (folded === '' || isFoldedStopWord(folded)) continue;
+    length += 1;
+    const stemmed = stem(folded);
+    if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
+  }
+  const norm = K1 * (1 - B + (B * length) / averageWords);
+  let score = 0;
+  for (const [stemmed, tf] of frequency) score += (weightOf.get(stemmed)! * tf * (K1 + 1)) / (tf + norm);
+  return score;
 }
