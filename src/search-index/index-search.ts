@@ -3,7 +3,9 @@
  * at once.
  *
  * - natural: BM25 over the rows' text in the space's one statistics space; any word may match, `-word` excludes,
- *   and a word no selected row contains is corrected when it is a likely typo (typos.ts).
+ *   and a word no selected row contains is corrected when it is a likely typo (typos.ts). With relevance feedback
+ *   (on by default in the API), the best RANK_DEPTH rows the ranking query read are scored again with RM3's expanded
+ *   query from the space's statistics in memory (feedback.ts), without another index query.
  * - semantic: cosine similarity to the query's embedding over the rows of tables searched semantically (at least
  *   MIN_SIMILARITY).
  * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores, the meaning's weight
