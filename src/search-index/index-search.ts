@@ -176,7 +176,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     const texts = pool.every((hit) => hit.text !== undefined)
       ? new Map(pool.map((hit) => [hit.rid, hit.text!]))
       : await space.texts(pool.map((hit) => hit.rid));
-    const reranked = rerankWithFeedback(textQuery.words, first, texts, (stems) => vocabulary!.textStatistics(stems), RANK_DEPTH, input.rerank!);
+    const reranked = await rerankWithFeedback(textQuery.words, first, texts, (stems) => vocabulary!.textStatistics(stems), RANK_DEPTH, input.rerank!);
     for (const hit of reranked) delete hit.text;
     input.timer?.add('rerank', performance.now() - started);
     return reranked;

@@ -4,7 +4,7 @@
  * ranking read are scored again with the expanded query (BM25 from the space's statistics).
  */
 import { describe, expect, it } from 'vitest';
-import { relevanceModel, rankWithFeedback, rerankWithFeedback, RM3 } from '../../../src/search-index/feedback.js';
+import { FEEDBACK_TEXT_CHARS, relevanceModel, rankWithFeedback, rerankWithFeedback, RM3 } from '../../../src/search-index/feedback.js';
 import type { TextStatistics } from '../../../src/search-index/vocabulary.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
 
@@ -91,9 +91,9 @@ describe('rerankWithFeedback', () => {
   const texts = new Map([['a', 'flutter wing'], ['b', 'wing'], ['c', 'the flutter']]);
   const settings = { docs: 1, terms: 2, originalWeight: 0.5 };
 
-  it('when the best row holds the query word and another, then each row scores half its first score plus the BM25 of the model\'s words weighted by p(w) x (1 - 0.5) x query words, and a row holding the rarer word climbs', () => {
+  it('when the best row holds the query word and another, then each row scores half its first score plus the BM25 of the model\'s words weighted by p(w) x (1 - 0.5) x query words, and a row holding the rarer word climbs', async () => {
     const asked: string[][] = [];
-    const reranked = rerankWithFeedback('flutter', ranked, texts, (stems) => (asked.push(stems), statistics), 100, settings);
+    const reranked = await rerankWithFeedback('flutter', ranked, texts, (stems) => (asked.push(stems), statistics), 100, settings);
     // The model from row a alone: flutter and wing, 1/2 each; one query word.
     expect(asked).toEqual([['flutter', 'wing']]);
     const weight = 0.5 * 1 * 0.5;
@@ -107,8 +107,8 @@ describe('rerankWithFeedback', () => {
     expect(ranked.map((h) => h.score)).toEqual([4, 2, 1.8]);
   });
 
-  it('when a row is deeper than the rows scored again, then it keeps half its first score and stays below them', () => {
-    const reranked = rerankWithFeedback('flutter', ranked, texts, () => statistics, 2, settings);
+  it('when a row is deeper than the rows scored again, then it keeps half its first score and stays below them', async () => {
+    const reranked = await rerankWithFeedback('flutter', ranked, texts, () => statistics, 2, settings);
     expect(reranked.map((h) => [h.rid, h.score])).toEqual([
       ['a', expect.closeTo(2 + 0.25 * (idfFlutter + idfWing), 12)],
       ['b', expect.closeTo(1 + 0.25 * idfWing * ofOne, 12)],
@@ -116,8 +116,22 @@ describe('rerankWithFeedback', () => {
     ]);
   });
 
-  it('when the query has no word the index keeps, then the ranking is kept as it was', () => {
-    const reranked = rerankWithFeedback('the of', ranked, texts, () => statistics, 100, settings);
+  it('when a row is longer than FEEDBACK_TEXT_CHARS, then its first characters are read and its length and frequencies scaled to the whole', async () => {
+    // 1,000 times "flutter wing " (13,000 characters): read 10,000 of them, 769 times each word and "flu", scaled by 1.3.
+    const long = 'flutter wing '.repeat(1000);
+    expect(long.length).toBeGreaterThan(FEEDBACK_TEXT_CHARS);
+    const wide: TextStatistics = { rows: 10, averageWords: 2000, rowsWith: new Map([['flutter', 2], ['wing', 4]]) };
+    const [hit] = await rerankWithFeedback('flutter', [{ rid: 'a', src: 't', score: 4 }], new Map([['a', long]]), () => wide, 100, settings);
+    const tf = 769 * 1.3;
+    const norm = 1.2 * (0.25 + (0.75 * 1539 * 1.3) / 2000);
+    const part = (tf * 2.2) / (tf + norm);
+    expect(hit!.score).toBeCloseTo(2 + 0.25 * (idfFlutter + idfWing) * part, 12);
+    // Within a thousandth of the whole text's count (1,000 times each word in 2,000 words).
+    expect(part).toBeCloseTo((1000 * 2.2) / (1000 + 1.2), 3);
+  });
+
+  it('when the query has no word the index keeps, then the ranking is kept as it was', async () => {
+    const reranked = await rerankWithFeedback('the of', ranked, texts, () => statistics, 100, settings);
     expect(reranked).toEqual(ranked);
     expect(reranked[0]).not.toBe(ranked[0]);
   });
