@@ -115,18 +115,22 @@ export function relevanceModel(query: string, feedback: Array<{ text: string; sc
 }
 
 /**
- * Each folded word's stem, '' for a stop word, kept for one search: the rows it reads repeat their words, and a
- * lookup here costs less than stemming or the shared cache's bookkeeping.
+ * Each folded word's stem, '' for a stop word. Rows repeat their words from search to search, and a plain map costs
+ * a fraction of the shared least-recently-used cache's bookkeeping on words read this often; it starts over when it
+ * holds STEMS_KEPT words, so its memory stays bounded.
  */
 export class WordStems {
-  private readonly known = new Map<string, string>();
-
   of(folded: string): string {
-    let found = this.known.get(folded);
-    if (found === undefined) this.known.set(folded, (found = isFoldedStopWord(folded) ? '' : stem(folded)));
+    let found = knownStems.get(folded);
+    if (found === undefined) {
+      if (knownStems.size >= STEMS_KEPT) knownStems.clear();
+      knownStems.set(folded, (found = isFoldedStopWord(folded) ? '' : stem(folded)));
+    }
     return found;
   }
 }
+const STEMS_KEPT = 200_000;
+const knownStems = new Map<string, string>();
 
 /**
  * Calls `visit` with each word of `text` folded as the index folds it (lower case, accents removed). The text is cut
@@ -136,14 +140,18 @@ export class WordStems {
 export function eachFoldedWord(text: string, visit: (folded: string) => void): void {
   let start = -1;
   let wide = false;
+  let upper = false;
   for (let i = 0; i <= text.length; i++) {
     const c = i < text.length ? text.charCodeAt(i) : 32;
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c > 127) {
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if ((c >= 65 && c <= 90) || c > 127) {
       if (start < 0) start = i;
       if (c > 127) wide = true;
+      else upper = true;
     } else if (start >= 0) {
       const run = text.slice(start, i);
-      if (!wide) visit(run.toLowerCase());
+      if (!wide) visit(upper ? run.toLowerCase() : run);
       else {
         for (const [raw] of run.matchAll(WORD)) {
           const folded = foldWord(raw);
@@ -152,6 +160,7 @@ export function eachFoldedWord(text: string, visit: (folded: string) => void): v
       }
       start = -1;
       wide = false;
+      upper = false;
     }
   }
 }
