@@ -129,7 +129,7 @@ export class WordStems {
     return found;
   }
 }
-const STEMS_KEPT = 200_000;
+const STEMS_KEPT = 50_000;
 const knownStems = new Map<string, string>();
 
 /**
