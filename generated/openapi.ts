@@ -1099,7 +1099,12 @@ export interface paths {
          *     own search index (see the Indexing operations), and searches read it without touching your databases:
          *     - `natural`: the query's words, any of which may match (`-word` excludes), ranked by BM25 over the rows'
          *       text, stemmed and without stop words; a word found in the row's heading (its first text column, when it
-         *       has several: a title, a name) counts extra. One index per user and environment holds every database's
+         *       has several: a title, a name) counts extra. Then the rows the ranking read (its best 100) are ranked again
+         *       with pseudo-relevance feedback (RM3, as Anserini runs it, with its defaults): the 10 words the best 10 rows
+         *       share most, weighted by how well each row matched, join the query's words at half their weight, and each row
+         *       is scored by BM25 for that expanded query from the index's own statistics, so a row that answers in the
+         *       words of the best rows, not only the query's, ranks higher. It asks the index nothing more;
+         *       `relevanceFeedback: false` keeps the plain BM25 order. One index per user and environment holds every database's
          *       rows, so a word is as rare whichever database holds it and the federated ranking is the one a single index
          *       over all the data would give (`approximate` false). The words of a quoted phrase are all required, though
          *       not matched as adjacent (`live: true` or `boolean` mode matches exact phrases).
@@ -1115,10 +1120,12 @@ export interface paths {
          *       matches). A `semantic` search none of whose selected tables is searched by meaning is 409
          *       `SEMANTIC_INDEX_REQUIRED`; such tables are listed in `semanticUnindexedTables`.
          *     - `hybrid`: both rankings of the same index fused by a convex combination of their normalised scores,
-         *       `semanticRatio` (default 0.25) the weight of meaning; tables without vectors still take part by text.
+         *       `semanticRatio` (default 0.25) the weight of meaning; tables without vectors still take part by text. The
+         *       text ranking is the natural one, feedback included.
          *     **Scores, by the path that answered** (`approximate` says which; compare scores within one answer only):
          *     - the index alone (`approximate` false): `natural` the BM25 score (unbounded, from 0); `semantic` the cosine
-         *       similarity (0.2 to 1); `hybrid` the fused score (0 to 1; each ranking's scores are divided by its best,
+         *       similarity (0.2 to 1), `natural` with feedback half the BM25 score plus the feedback's (from 0);
+         *       `hybrid` the fused score (0 to 1; each ranking's scores are divided by its best,
          *       counted from the lowest it could hold: 0 for BM25, 0.2 for similarity; a row only one ranking found has
          *       that ranking's share alone, and only rows beyond both rankings' first 100 score 0).
          *     - live tables took part (`approximate` true; for example right after connecting, before the first sync
@@ -2383,7 +2390,12 @@ export interface components {
              */
             exactTotal?: boolean;
             /**
-             * @description Natural and hybrid modes, from the index: pseudo-relevance feedback (RM3, as Anserini runs it). The best 10 rows of the ranking are taken as relevant, the 10 words they share most join the query, and the search runs again, so rows that answer in other words than the query's rank too. It ranks better on judged collections, and costs a second index query after the first (docs/benchmarks.md); tables searched live are unaffected.
+             * @description Natural and hybrid modes, from the index: the rows the ranking read (its best 100) are ranked again with pseudo-relevance feedback (RM3, as Anserini runs it): the best 10 rows are taken as relevant and the 10 words they share most join the query, scored from the index's statistics without asking it anything more. `false` keeps the plain BM25 order. Tables searched live are unaffected.
+             * @default true
+             */
+            relevanceFeedback?: boolean;
+            /**
+             * @description Natural and hybrid modes, from the index: pseudo-relevance feedback (RM3, as Anserini runs it) searched over the whole index instead of the rows the ranking read. The best 10 rows of the ranking are taken as relevant, the 10 words they share most run as a second index query, so rows that hold none of the query's words can rank too. It costs that second index query (docs/benchmarks.md); it takes the place of `relevanceFeedback`; tables searched live are unaffected.
              * @default false
              */
             queryExpansion?: boolean;

@@ -16,8 +16,9 @@
  * answers and the answers whose query was relaxed (`relaxed`), and two runs quote each query's last four words
  * (withQuotedTail), from the index and live, to show such strict parts relaxed rather than answered with nothing.
  * Targets (issue 27): natural on each engine >= 0.95 x the reference, the split >= 1.00 x, hybrid >= 1.05 x;
- * (issue 26) the typo run >= 0.90 x the same queries spelt right. Issue 33: the split's natural and hybrid runs, with
- * and without query expansion (RM3, `queryExpansion`), scored on each half of the queries (odd and even query
+ * (issue 26) the typo run >= 0.90 x the same queries spelt right. Issue 33: the split's natural and hybrid runs, as
+ * by default (relevance feedback on the rows ranked, `relevanceFeedback`), without it, and with query expansion
+ * instead (RM3 over the whole index, `queryExpansion`), scored on each half of the queries (odd and even query
  * numbers) against the reference on that half: natural >= 1.15 x, hybrid >= natural.
  *
  *   npx tsx scripts/bench-relevance.ts [--no-semantic]
@@ -229,11 +230,13 @@ async function main(): Promise<void> {
     await add('natural, index: split over the three', scenarios.split, { searchMode: 'natural' }, 1.0);
     await add('natural, index: split, one typo per query', scenarios.split, { searchMode: 'natural' }, null, withTypo);
     await add('natural, index: split, last four words quoted', scenarios.split, { searchMode: 'natural' }, null, withQuotedTail);
+    await add('natural, index: split, relevance feedback off', scenarios.split, { searchMode: 'natural', relevanceFeedback: false }, null);
     await add('natural, index: split, query expansion (RM3)', scenarios.split, { searchMode: 'natural', queryExpansion: true }, null);
     await add('natural, index: split, one typo per query, typo tolerance off', scenarios.split, { searchMode: 'natural', typoTolerance: false }, null, withTypo);
     if (semantic) {
       await add('semantic, index: split', scenarios.split, { searchMode: 'semantic' }, null);
       await add('hybrid, index: split', scenarios.split, { searchMode: 'hybrid' }, 1.05);
+      await add('hybrid, index: split, relevance feedback off', scenarios.split, { searchMode: 'hybrid', relevanceFeedback: false }, null);
       await add('hybrid, index: split, query expansion (RM3)', scenarios.split, { searchMode: 'hybrid', queryExpansion: true }, null);
     }
     await add('natural, live: PostgreSQL alone', scenarios.postgres, { searchMode: 'natural', live: true }, null);
@@ -278,7 +281,7 @@ async function main(): Promise<void> {
     for (const h of halves) {
       const base = measure(collection, reference, h).ndcg10;
       const verdicts: string[] = [];
-      for (const suffix of ['', ', query expansion (RM3)']) {
+      for (const suffix of ['', ', relevance feedback off', ', query expansion (RM3)']) {
         const natural = ndcgOf(`natural, index: split over the three${suffix}`, h) ?? ndcgOf(`natural, index: split${suffix}`, h);
         const hybrid = ndcgOf(`hybrid, index: split${suffix}`, h);
         if (natural !== null) verdicts.push(`natural${suffix} ${(natural / base).toFixed(3)} x (>= 1.15: ${natural / base >= 1.15 ? 'met' : 'NOT MET'})`);

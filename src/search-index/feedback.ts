@@ -1,19 +1,28 @@
 /**
- * Pseudo-relevance feedback (issue 33), asked for per search (`queryExpansion`): RM3 as Anserini runs it (Lavrenko
- * and Croft's relevance model interpolated with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's
- * Rm3Reranker defaults fbDocs 10, fbTerms 10, originalQueryWeight 0.5). The best rows of the first ranking are taken
- * as relevant; the words they share most, weighted by how well each row matched, join the query, and the search
- * runs again. A row that answers the question in other words than the query's then ranks.
+ * Pseudo-relevance feedback (issue 33): RM3 as Anserini runs it (Lavrenko and Croft's relevance model interpolated
+ * with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's Rm3Reranker defaults fbDocs 10, fbTerms 10,
+ * originalQueryWeight 0.5). The best rows of the first ranking are taken as relevant; the words they share most,
+ * weighted by how well each row matched, join the query. A row that answers the question in other words than the
+ * query's then ranks higher.
  *
  * The model, over word stems as the index matches them (Porter2, stop words left out):
- *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1;
- * and the ranking interpolates the query as typed with it (rankWithFeedback). Anserini also drops words found in
- * more than a tenth of all documents; the index keeps no document frequencies at hand, and the stop words the
- * analyzer drops are most of those.
+ *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1.
+ * Two ways to rank with it:
+ * - rerankWithFeedback (natural and hybrid modes by default): the rows the ranking query already read (its best
+ *   RANK_DEPTH) are scored again in Quarry with the expanded query, each word's BM25 from the space's statistics in
+ *   memory (vocabulary.ts). No second index query, so a search still costs one; a row the first query did not read
+ *   cannot rank.
+ * - rankWithFeedback (`queryExpansion`): the model's words run as a second index query, so rows the first ranking
+ *   missed rank too, at the cost of that query.
+ * Anserini also drops words found in more than a tenth of all documents; on Cranfield's odd half that filter ranked
+ * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
-import stem from 'wink-porter2-stemmer';
+import { stemOfFolded } from './analyzer.js';
 import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
+import type { TextStatistics } from './vocabulary.js';
+
+const stem = stemOfFolded;
 
 export interface FeedbackSettings {
   /** Best rows of the first ranking taken as relevant. */
@@ -40,7 +49,7 @@ const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && 
 /** The relevance model of a query: its best words, spelled as the index should be asked for them. */
 export interface RelevanceModel {
   /** The model's FEEDBACK.terms best words (query words among them), best first, with p(w), summing to 1. */
-  terms: WeightedWord[];
+  terms: Array<WeightedWord & { stem: string }>;
   /** The query's words as the index counts them (stop words left out, repeats counted). */
   queryLength: number;
   /** Each of the query's stems, spelled as the query spells it, with its count. */
@@ -52,46 +61,108 @@ export interface RelevanceModel {
  * and score). Each stem is spelled as the word that spells it most often (the query's own word for a query stem),
  * since the index stems what it is given. Ties break by stem, so a model is the same every time.
  */
-export function relevanceModel(query: string, feedback: Array<{ text: string; score: number }>, settings: FeedbackSettings = RM3): RelevanceModel {
+export function relevanceModel(query: string, feedback: Array<{ text: string; score: number }>, settings: FeedbackSettings = RM3, stems: WordStems = new WordStems()): RelevanceModel {
+  const original = new Map<string, number>();
+  /** How each stem is written, the query's own spelling first (MAX_SAFE_INTEGER), for the stems kept. */
   const spelling = new Map<string, Map<string, number>>();
   const spell = (s: string, word: string, weight: number) => {
     const words = spelling.get(s) ?? new Map<string, number>();
     words.set(word, (words.get(word) ?? 0) + weight);
     spelling.set(s, words);
   };
-  const original = new Map<string, number>();
-  for (const [raw] of query.matchAll(WORD)) {
-    const folded = foldWord(raw);
-    if (isFoldedStopWord(folded)) continue;
-    const s = stem(folded);
+  eachFoldedWord(query, (folded) => {
+    const s = stems.of(folded);
+    if (s === '') return;
     original.set(s, (original.get(s) ?? 0) + 1);
     spell(s, folded, Number.MAX_SAFE_INTEGER);
-  }
+  });
   const queryLength = [...original.values()].reduce((sum, n) => sum + n, 0);
   const model = new Map<string, number>();
+  const rows: Array<Map<string, number>> = [];
   if (queryLength > 0) {
     for (const row of feedback.slice(0, settings.docs)) {
       if (!(row.score > 0)) continue;
+      // Each word counted as written first: the stems and filters then run once per distinct word.
+      const written = new Map<string, number>();
+      eachFoldedWord(row.text, (folded) => written.set(folded, (written.get(folded) ?? 0) + 1));
+      rows.push(written);
       const counts = new Map<string, number>();
       let length = 0;
-      for (const [raw] of row.text.matchAll(WORD)) {
-        const folded = foldWord(raw);
+      for (const [folded, n] of written) {
         if (!usable(folded)) continue;
-        const s = stem(folded);
-        counts.set(s, (counts.get(s) ?? 0) + 1);
-        spell(s, folded, 1);
-        length += 1;
+        const s = stems.of(folded);
+        counts.set(s, (counts.get(s) ?? 0) + n);
+        length += n;
       }
       for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (row.score * n) / length);
     }
   }
   const kept = [...model].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, settings.terms);
+  const keptStems = new Set(kept.map(([s]) => s));
+  for (const written of rows) {
+    for (const [folded, n] of written) {
+      if (!usable(folded)) continue;
+      const s = stems.of(folded);
+      if (keptStems.has(s)) spell(s, folded, n);
+    }
+  }
   const mass = kept.reduce((sum, [, p]) => sum + p, 0);
   return {
-    terms: kept.map(([s, p]) => ({ word: spelledAs(spelling.get(s)!), weight: p / mass })),
+    terms: kept.map(([s, p]) => ({ word: spelledAs(spelling.get(s)!), weight: p / mass, stem: s })),
     queryLength,
     original: [...original].map(([s, n]) => ({ word: spelledAs(spelling.get(s)!), weight: n })),
   };
+}
+
+/**
+ * Each folded word's stem, '' for a stop word. Rows repeat their words from search to search, and a plain map costs
+ * a fraction of the shared least-recently-used cache's bookkeeping on words read this often; it starts over when it
+ * holds STEMS_KEPT words, so its memory stays bounded.
+ */
+export class WordStems {
+  of(folded: string): string {
+    let found = knownStems.get(folded);
+    if (found === undefined) {
+      if (knownStems.size >= STEMS_KEPT) knownStems.clear();
+      knownStems.set(folded, (found = isFoldedStopWord(folded) ? '' : stem(folded)));
+    }
+    return found;
+  }
+}
+const STEMS_KEPT = 50_000;
+const knownStems = new Map<string, string>();
+
+/**
+ * Calls `visit` with each word of `text` folded as the index folds it (lower case, accents removed). The text is cut
+ * by its character codes, several times faster than the Unicode expression over every word; only a run holding
+ * characters beyond ASCII (accents, dashes, curly quotes) is cut and folded by the expression.
+ */
+export function eachFoldedWord(text: string, visit: (folded: string) => void): void {
+  let start = -1;
+  let wide = false;
+  let upper = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if ((c >= 65 && c <= 90) || c > 127) {
+      if (start < 0) start = i;
+      if (c > 127) wide = true;
+      else upper = true;
+    } else if (start >= 0) {
+      const run = text.slice(start, i);
+      if (!wide) visit(upper ? run.toLowerCase() : run);
+      else {
+        for (const [raw] of run.matchAll(WORD)) {
+          const folded = foldWord(raw);
+          if (folded !== '') visit(folded);
+        }
+      }
+      start = -1;
+      wide = false;
+      upper = false;
+    }
+  }
 }
 
 function spelledAs(words: Map<string, number>): string {
@@ -135,4 +206,106 @@ export async function rankWithFeedback(
     fused.set(hit.rid, entry);
   }
   return [...fused.values()];
+}
+
+/**
+ * Characters of a row's text the feedback reads: a row holds up to 100,000 (MAX_INDEX_TEXT_CHARS), and reading 100
+ * such rows would hold the server's thread for tens of milliseconds. Longer texts are sampled (feedbackScore).
+ */
+export const FEEDBACK_TEXT_CHARS = 10_000;
+/** Characters read between two yields to other work (a millisecond or so). */
+const FEEDBACK_YIELD_CHARS = 64 * 1024;
+
+/** BM25's parameters, as the index scores (heading.ts). */
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * The rows the text ranking read (`ranked`, best first), scored again with RM3's expanded query, without asking the
+ * index anything more. The model is built from the best `settings.docs` rows' text; the best `depth` rows are scored
+ *   originalWeight * first(row) + (1 - originalWeight) * (query words) * sum over the model's words w of rm(w) * bm25(w, row),
+ * `first` the row's score as typed (text and heading, a sum over the query's words: its words weigh
+ * originalWeight / query words each, as in RM3's interpolation, with everything scaled by the query's words), and
+ * bm25 each word's BM25 in the row's text from the space's statistics (`statistics`, asked once for the model's
+ * stems). Rows below `depth` keep originalWeight * first: the feedback part is never negative, so they stay below
+ * every row scored again. `texts` holds the text of the rows to score (by rid); a row without one keeps
+ * originalWeight * first. A query with nothing to expand from (no word of its own, no feedback row) keeps its
+ * ranking; the hits returned are new objects, best first.
+ */
+export async function rerankWithFeedback(
+  query: string,
+  ranked: IndexHit[],
+  texts: Map<string, string>,
+  statistics: (stems: string[]) => TextStatistics,
+  depth: number,
+  settings: FeedbackSettings = RM3,
+): Promise<IndexHit[]> {
+  const best = ranked.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
+  const stems = new WordStems();
+  // A row's share of each word is the same in its first FEEDBACK_TEXT_CHARS as in all of it, as far as a sample tells.
+  const model = relevanceModel(query, best.map((hit) => ({ text: texts.get(hit.rid)!.slice(0, FEEDBACK_TEXT_CHARS), score: hit.score })), settings, stems);
+  if (model.queryLength === 0 || model.terms.length === 0) return ranked.map((hit) => ({ ...hit }));
+  const stats = statistics(model.terms.map((t) => t.stem));
+  // Each word's weight in the expanded query times its idf (Lucene's, as the index's BM25).
+  const weightOf = new Map<string, number>();
+  for (const term of model.terms) {
+    const n = Math.min(stats.rowsWith.get(term.stem) ?? 0, stats.rows);
+    const idf = Math.log(1 + (stats.rows - n + 0.5) / (n + 0.5));
+    weightOf.set(term.stem, (1 - settings.originalWeight) * model.queryLength * term.weight * idf);
+  }
+  const averageWords = stats.averageWords || 1;
+  // A stem keeps its word's first two letters (headOf), unless it is a stem no such key can tell (-1, always checked).
+  const heads = new Set(model.terms.map((t) => headOf(t.stem)));
+  const out: IndexHit[] = [];
+  let read = 0;
+  for (const [i, hit] of ranked.entries()) {
+    const score = settings.originalWeight * hit.score;
+    const text = i < depth ? texts.get(hit.rid) : undefined;
+    out.push({ ...hit, score: text === undefined ? score : score + feedbackScore(text, weightOf, averageWords, stems, heads) });
+    // Reading the rows' text is Quarry's own work, in the server's one thread: other requests go on between slices.
+    if (text !== undefined && (read += Math.min(text.length, FEEDBACK_TEXT_CHARS)) >= FEEDBACK_YIELD_CHARS) {
+      read = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return out.sort((a, b) => b.score - a.score || (a.rid < b.rid ? -1 : a.rid > b.rid ? 1 : 0));
+}
+
+/**
+ * The first two letters of a word, when stemming keeps them: two letters a-z other than y (Porter2 changes a word's
+ * end, and turns a y into an i, as in "lying" -> "lie"), as a number; -1 for any other word, which must be stemmed to
+ * tell. A word whose key is not one of the weighted stems' cannot stem to one of them, so most of a row's words are
+ * passed over without stemming, which would otherwise be most of the work.
+ */
+function headOf(word: string): number {
+  if (word.length < 2) return -1;
+  const a = word.charCodeAt(0);
+  const b = word.charCodeAt(1);
+  return a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121 ? a * 128 + b : -1;
+}
+
+/**
+ * sum over the weighted stems of weight * tf (K1 + 1) / (tf + K1 (1 - B + B |d| / avgdl)), |d| the text's words. A
+ * text longer than FEEDBACK_TEXT_CHARS is read that far, its length and frequencies scaled to the whole text.
+ */
+function feedbackScore(text: string, weightOf: Map<string, number>, averageWords: number, stems: WordStems, heads: Set<number>): number {
+  const frequency = new Map<string, number>();
+  let length = 0;
+  const sample = text.length > FEEDBACK_TEXT_CHARS ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
+  const scale = text.length / Math.max(1, sample.length);
+  eachFoldedWord(sample, (folded) => {
+    if (isFoldedStopWord(folded)) return;
+    length += 1;
+    const head = headOf(folded);
+    if (head !== -1 && !heads.has(head)) return;
+    const stemmed = stems.of(folded);
+    if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
+  });
+  const norm = K1 * (1 - B + (B * length * scale) / averageWords);
+  let score = 0;
+  for (const [stemmed, sampled] of frequency) {
+    const tf = sampled * scale;
+    score += (weightOf.get(stemmed)! * tf * (K1 + 1)) / (tf + norm);
+  }
+  return score;
 }

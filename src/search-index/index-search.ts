@@ -3,7 +3,9 @@
  * at once.
  *
  * - natural: BM25 over the rows' text in the space's one statistics space; any word may match, `-word` excludes,
- *   and a word no selected row contains is corrected when it is a likely typo (typos.ts).
+ *   and a word no selected row contains is corrected when it is a likely typo (typos.ts). With relevance feedback
+ *   (on by default in the API), the best RANK_DEPTH rows the ranking query read are scored again with RM3's expanded
+ *   query from the space's statistics in memory (feedback.ts), without another index query.
  * - semantic: cosine similarity to the query's embedding over the rows of tables searched semantically (at least
  *   MIN_SIMILARITY).
  * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores, the meaning's weight
@@ -24,7 +26,7 @@
  */
 import { highlightByStems, queryStems } from './analyzer.js';
 import type { ColumnKind } from './filter-columns.js';
-import { rankWithFeedback, type FeedbackSettings } from './feedback.js';
+import { rankWithFeedback, rerankWithFeedback, type FeedbackSettings } from './feedback.js';
 import { agreementFusion } from './fusion.js';
 import { HeadingScorer } from './heading.js';
 import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
@@ -93,8 +95,17 @@ export interface IndexSearchInput {
   facets?: ColumnRef[];
   /** Learns how long the engine's ranking queries took (stage `engine`). */
   timer?: StageTimer;
-  /** Pseudo-relevance feedback (RM3, feedback.ts) on the text ranking; absent or null: off. */
+  /**
+   * Pseudo-relevance feedback (RM3, feedback.ts) searched over the whole index: the model's words run as a second
+   * text query (`queryExpansion`); absent or null: off. It takes the place of `rerank`.
+   */
   feedback?: FeedbackSettings | null;
+  /**
+   * Pseudo-relevance feedback on the rows the text ranking read: its best RANK_DEPTH rows scored again with the
+   * expanded query from the space's statistics in memory, no second index query; absent or null: off (and off while
+   * the space's statistics are being gathered).
+   */
+  rerank?: FeedbackSettings | null;
 }
 
 export interface IndexSearchResult {
@@ -135,9 +146,11 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   // word turns out to be missing and is corrected (then the query runs again with the correction). The engine
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
   let textQuery: TextQuery = input.text;
+  const reranks = Boolean(input.rerank) && !input.feedback && vocabulary !== null;
   const searchText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
     const ranking = (query: TextQuery) => {
-      const ask = () => space.searchText(rankingQuery(query, vocabulary, withRows), scope, limit);
+      // The rows brought with their stored fields are the page's: their text comes too, for the feedback to read.
+      const ask = () => space.searchText({ ...rankingQuery(query, vocabulary, withRows), ...(withRows && reranks ? { withText: true } : {}) }, scope, limit);
       return input.timer ? input.timer.time('engine', ask) : ask();
     };
     const [asTyped, corrected] = await Promise.all([
@@ -149,11 +162,24 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     textQuery = corrected.query;
     return (await ranking(corrected.query)).sort(byScore);
   };
-  // With feedback on (issue 33), the text ranking is the query expanded from its own best rows (feedback.ts).
+  // With feedback (issue 33), the text ranking is the query expanded from its own best rows (feedback.ts): the rows
+  // it read scored again (rerank), or the expanded query searched over the index (feedback).
   const rankText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
     const first = await searchText(limit, withRows);
-    if (!input.feedback) return first;
-    return (await rankWithFeedback(space, { ...textQuery, headings: true, headingDepth: HEADING_DEPTH }, first, scope, limit, input.feedback)).sort(byScore);
+    if (input.feedback) {
+      return (await rankWithFeedback(space, { ...textQuery, headings: true, headingDepth: HEADING_DEPTH }, first, scope, limit, input.feedback)).sort(byScore);
+    }
+    if (!reranks || first.length === 0 || textQuery.fuzziness) return first;
+    const started = performance.now();
+    const pool = first.slice(0, RANK_DEPTH);
+    // Rows ranked deeper than the page (counting, hybrid) come without their text: the best RANK_DEPTH are read by id.
+    const texts = pool.every((hit) => hit.text !== undefined)
+      ? new Map(pool.map((hit) => [hit.rid, hit.text!]))
+      : await space.texts(pool.map((hit) => hit.rid));
+    const reranked = await rerankWithFeedback(textQuery.words, first, texts, (stems) => vocabulary!.textStatistics(stems), RANK_DEPTH, input.rerank!);
+    for (const hit of reranked) delete hit.text;
+    input.timer?.add('rerank', performance.now() - started);
+    return reranked;
   };
 
   // Weights, sorting and facets work over the counted matches: they need them counted.

@@ -16,8 +16,8 @@
  * edit).
  *
  * The same reading of the rows gathers what a search needs beyond typos, so it asks the index one query: how many
- * rows hold each stem (to estimate a total, index-search.ts) and the headings' statistics (to weigh each ranked
- * row's heading, heading.ts).
+ * rows hold each stem (to estimate a total, index-search.ts, and to weigh the words feedback adds, feedback.ts), the
+ * rows' words in all, and the headings' statistics (to weigh each ranked row's heading, heading.ts).
  */
 import stem from 'wink-porter2-stemmer';
 import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
@@ -59,6 +59,8 @@ export function levenshtein(a: string, b: string, max: number): number {
 export interface TableStats {
   /** Rows read. */
   rows: number;
+  /** Their words in all, stop words left out (the average length BM25 divides a row's length by). */
+  words: number;
   /** Rows holding a word of each stem (estimated when several words share it, see finish()). */
   stemRows: Map<string, number>;
   /**
@@ -203,6 +205,23 @@ export class SpaceVocabulary {
   }
 
   /**
+   * The statistics of the rows' text for BM25, every table together (the index's statistics are the space's, whatever
+   * a search selects): rows, their average length in words, and rows per stem among these stems.
+   */
+  textStatistics(stems: Iterable<string>): TextStatistics {
+    let rows = 0;
+    let words = 0;
+    const rowsWith = new Map<string, number>();
+    const list = [...stems];
+    for (const { stats } of this.tables.values()) {
+      rows += stats.rows;
+      words += stats.words;
+      for (const stemmed of list) rowsWith.set(stemmed, (rowsWith.get(stemmed) ?? 0) + (stats.stemRows.get(stemmed) ?? 0));
+    }
+    return { rows, averageWords: rows > 0 ? words / rows : 0, rowsWith };
+  }
+
+  /**
    * The statistics of the space's headings, every table together (as the index's own statistics are the space's):
    * rows with a heading, their average length in words, and rows per stem among these stems.
    */
@@ -230,11 +249,20 @@ export interface HeadingStatistics {
   occurrences: Map<string, number>;
 }
 
+/** What BM25 needs to weigh words of the rows' text: rows, their average length in words, rows holding each stem. */
+export interface TextStatistics {
+  rows: number;
+  averageWords: number;
+  rowsWith: Map<string, number>;
+}
+
 /** Rows handed to the builder between two yields to other work while the vocabulary is finished. */
 const FINISH_SLICE = 2000;
 
 interface Gathered {
   rows: number;
+  /** Words of the rows, stop words left out. */
+  words: number;
   /** Occurrences of each word. */
   counts: Map<string, number>;
   /** Rows holding each word (a row counts once: `lastRow` says which row counted last). */
@@ -260,13 +288,14 @@ export class VocabularyBuilder {
   add(src: string, text: string, heading?: string | null): void {
     let table = this.tables.get(src);
     if (!table) {
-      table = { rows: 0, counts: new Map(), wordRows: new Map(), lastRow: new Map(), heading: { rows: 0, words: 0, occurrences: new Map() } };
+      table = { rows: 0, words: 0, counts: new Map(), wordRows: new Map(), lastRow: new Map(), heading: { rows: 0, words: 0, occurrences: new Map() } };
       this.tables.set(src, table);
     }
     const row = (table.rows += 1);
     for (const [raw] of text.matchAll(WORD)) {
       const word = this.fold(raw);
       if (word === null) continue;
+      if (!isFoldedStopWord(word)) table.words += 1;
       const seen = table.counts.get(word);
       if (seen === undefined) this.terms += 1;
       table.counts.set(word, (seen ?? 0) + 1);
@@ -300,7 +329,7 @@ export class VocabularyBuilder {
       return found;
     };
     for (const [src, gathered] of this.tables) {
-      const stats: TableStats = { rows: gathered.rows, stemRows: new Map(), heading: { rows: gathered.heading.rows, words: gathered.heading.words, occurrences: new Map() } };
+      const stats: TableStats = { rows: gathered.rows, words: gathered.words, stemRows: new Map(), heading: { rows: gathered.heading.rows, words: gathered.heading.words, occurrences: new Map() } };
       const words: string[] = [];
       // A stem's rows from its words' rows ("kettle", "kettles"), as if they came in rows independently: the share of
       // rows holding none of them is the product of the shares without each.

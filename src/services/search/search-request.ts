@@ -45,8 +45,10 @@ export interface PageRequest {
   typoTolerance: boolean;
   /** Count the index's matches up to its cap rather than among the rows ranked for the page. */
   exactTotal: boolean;
-  /** Pseudo-relevance feedback on the index's text ranking (issue 33). */
+  /** Pseudo-relevance feedback searched over the whole index (a second index query). */
   queryExpansion: boolean;
+  /** Pseudo-relevance feedback on the rows the index's text ranking read (no second query). */
+  relevanceFeedback: boolean;
 }
 
 /**
@@ -61,6 +63,7 @@ export function readPage(
   // Counting reads deeper, which the heading's weight may reorder: it is part of what decides the ranking.
   const exactTotal = request.exactTotal === true;
   const queryExpansion = request.queryExpansion === true && mode !== 'semantic' && mode !== 'boolean';
+  const relevanceFeedback = request.relevanceFeedback !== false && !queryExpansion && (mode === 'natural' || mode === 'hybrid');
   const fingerprint = searchFingerprint({
     u: caller.user.id, e: caller.key.environment, q: query.text, m: mode, l: request.live === true, r: mode === 'hybrid' ? semanticRatio : null,
     d: [...(request.databases ?? [])].sort(), t: [...(request.tables ?? [])].sort(), c: [...(request.columns ?? [])].sort(),
@@ -68,10 +71,12 @@ export function readPage(
     // Only when asked: the default keeps the fingerprints (and cursors) it had before the setting existed.
     ...(exactTotal ? { x: true } : {}),
     ...(queryExpansion ? { qe: true } : {}),
+    // On by default, it is in the fingerprint all the same: pages ranked before it existed are not mixed with its own.
+    ...(relevanceFeedback ? { rf: true } : {}),
   });
   const offset = request.cursor !== undefined ? cursorOffset(cursorSecret, request.cursor, fingerprint) : (request.offset ?? 0);
   if (offset + limit > MAX_WINDOW) throw invalid('/offset', `plus limit may not exceed ${MAX_WINDOW} (offset ${offset} + limit ${limit})`);
-  return { fingerprint, offset, top: offset + limit, typoTolerance, exactTotal, queryExpansion };
+  return { fingerprint, offset, top: offset + limit, typoTolerance, exactTotal, queryExpansion, relevanceFeedback };
 }
 
 function cursorOffset(secret: Buffer, cursor: string, fingerprint: string): number {

@@ -132,7 +132,8 @@ export class SearchService {
           // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
           wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
           where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
-          exactTotal: page.exactTotal, feedback: page.queryExpansion ? RM3 : null, timer,
+          exactTotal: page.exactTotal, feedback: page.queryExpansion ? RM3 : null,
+          rerank: page.relevanceFeedback ? RM3 : null, timer,
         }),
         Promise.all(livePlans.map((plan) => this.live.search(plan.record, words, request, plan.indexedNames, {
           offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),

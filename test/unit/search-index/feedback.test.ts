@@ -1,9 +1,11 @@
 /**
  * Pseudo-relevance feedback (issue 33, src/search-index/feedback.ts): which words RM3's relevance model picks from the
- * first ranking's best rows, and how the ranking with the model's words is fused with the first.
+ * first ranking's best rows, how the ranking with the model's words is fused with the first, and how the rows the
+ * ranking read are scored again with the expanded query (BM25 from the space's statistics).
  */
 import { describe, expect, it } from 'vitest';
-import { relevanceModel, rankWithFeedback, RM3 } from '../../../src/search-index/feedback.js';
+import { FEEDBACK_TEXT_CHARS, relevanceModel, rankWithFeedback, rerankWithFeedback, RM3 } from '../../../src/search-index/feedback.js';
+import type { TextStatistics } from '../../../src/search-index/vocabulary.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
 
 const rows = [
@@ -73,5 +75,64 @@ describe('rankWithFeedback', () => {
     const { space, asked } = fakeSpace([]);
     expect(await rankWithFeedback(space, query, [], { srcs: null }, 50, RM3)).toEqual([]);
     expect(asked).toEqual([]);
+  });
+});
+
+describe('rerankWithFeedback', () => {
+  // 10 rows of 2 words on average; "flutter" in 2 of them, "wing" in 4.
+  const statistics: TextStatistics = { rows: 10, averageWords: 2, rowsWith: new Map([['flutter', 2], ['wing', 4]]) };
+  const idfFlutter = Math.log(1 + 8.5 / 2.5);
+  const idfWing = Math.log(1 + 6.5 / 4.5);
+  // BM25's term part, tf 1: 2.2 / (1 + 1.2 (0.25 + 0.75 |d| / 2)): 1 for a row of 2 words, 2.2 / 1.75 for one word.
+  const ofTwo = 1;
+  const ofOne = 2.2 / 1.75;
+  const ranked: IndexHit[] = [{ rid: 'a', src: 't', score: 4 }, { rid: 'b', src: 't', score: 2 }, { rid: 'c', src: 't', score: 1.8 }];
+  // Row c's "the" is a stop word: its length is 1.
+  const texts = new Map([['a', 'flutter wing'], ['b', 'wing'], ['c', 'the flutter']]);
+  const settings = { docs: 1, terms: 2, originalWeight: 0.5 };
+
+  it('when the best row holds the query word and another, then each row scores half its first score plus the BM25 of the model\'s words weighted by p(w) x (1 - 0.5) x query words, and a row holding the rarer word climbs', async () => {
+    const asked: string[][] = [];
+    const reranked = await rerankWithFeedback('flutter', ranked, texts, (stems) => (asked.push(stems), statistics), 100, settings);
+    // The model from row a alone: flutter and wing, 1/2 each; one query word.
+    expect(asked).toEqual([['flutter', 'wing']]);
+    const weight = 0.5 * 1 * 0.5;
+    const expected = {
+      a: 0.5 * 4 + weight * (idfFlutter * ofTwo + idfWing * ofTwo),
+      b: 0.5 * 2 + weight * idfWing * ofOne,
+      c: 0.5 * 1.8 + weight * idfFlutter * ofOne,
+    };
+    expect(reranked.map((h) => h.rid)).toEqual(['a', 'c', 'b']);
+    for (const hit of reranked) expect(hit.score).toBeCloseTo(expected[hit.rid as 'a' | 'b' | 'c'], 12);
+    expect(ranked.map((h) => h.score)).toEqual([4, 2, 1.8]);
+  });
+
+  it('when a row is deeper than the rows scored again, then it keeps half its first score and stays below them', async () => {
+    const reranked = await rerankWithFeedback('flutter', ranked, texts, () => statistics, 2, settings);
+    expect(reranked.map((h) => [h.rid, h.score])).toEqual([
+      ['a', expect.closeTo(2 + 0.25 * (idfFlutter + idfWing), 12)],
+      ['b', expect.closeTo(1 + 0.25 * idfWing * ofOne, 12)],
+      ['c', 0.9],
+    ]);
+  });
+
+  it('when a row is longer than FEEDBACK_TEXT_CHARS, then its first characters are read and its length and frequencies scaled to the whole', async () => {
+    // 1,000 times "flutter wing " (13,000 characters): read 10,000 of them, 769 times each word and "flu", scaled by 1.3.
+    const long = 'flutter wing '.repeat(1000);
+    expect(long.length).toBeGreaterThan(FEEDBACK_TEXT_CHARS);
+    const wide: TextStatistics = { rows: 10, averageWords: 2000, rowsWith: new Map([['flutter', 2], ['wing', 4]]) };
+    const [hit] = await rerankWithFeedback('flutter', [{ rid: 'a', src: 't', score: 4 }], new Map([['a', long]]), () => wide, 100, settings);
+    const tf = 769 * 1.3;
+    const norm = 1.2 * (0.25 + (0.75 * 1539 * 1.3) / 2000);
+    const part = (tf * 2.2) / (tf + norm);
+    expect(hit!.score).toBeCloseTo(2 + 0.25 * (idfFlutter + idfWing) * part, 12);
+    // Within a thousandth of the whole text's count (1,000 times each word in 2,000 words).
+    expect(part).toBeCloseTo((1000 * 2.2) / (1000 + 1.2), 3);
+  });
+
+  it('when the query has no word the index keeps, then the ranking is kept as it was', async () => {
+    const reranked = await rerankWithFeedback('the of', ranked, texts, () => statistics, 100, settings);
+    expect(reranked).toEqual(ranked);
+    expect(reranked[0]).not.toBe(ranked[0]);
   });
 });

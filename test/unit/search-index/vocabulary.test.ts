@@ -68,4 +68,14 @@ describe('SpaceVocabulary', () => {
     // 100 rows have a heading column (10 of them empty), 90 x 2 words without "the", the stem twice in each.
     expect(vocabulary.headingStatistics(['kettl', 'teapot'])).toEqual({ rows: 100, averageWords: 1.8, occurrences: new Map([['kettl', 180], ['teapot', 0]]) });
   });
+
+  it('when the text\'s statistics are asked, then every table counts (the index\'s statistics are the space\'s): rows, words without stop words, rows per stem', async () => {
+    const builder = new VocabularyBuilder(40);
+    builder.add('src_a', 'The wing flutters');
+    builder.add('src_a', 'wing wing');
+    builder.add('src_b', 'flutter');
+    const vocabulary = await builder.finish();
+    // 2 + 2 + 1 words ("the" left out) over 3 rows; "wing" in 2 rows, "flutter" in one row of each table.
+    expect(vocabulary.textStatistics(['wing', 'flutter', 'kettl'])).toEqual({ rows: 3, averageWords: 5 / 3, rowsWith: new Map([['wing', 2], ['flutter', 2], ['kettl', 0]]) });
+  });
 });

@@ -1,0 +1,64 @@
+/**
+ * searchDatabases' natural ranking with pseudo-relevance feedback on the rows it read (issue 33, `relevanceFeedback`,
+ * on by default): a row that answers in the words the best rows share climbs above one that only repeats a query
+ * word, and `relevanceFeedback: false` keeps the plain BM25 order.
+ */
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
+import { waitForIndex } from '../support/indexing.js';
+import { grantPlan } from '../support/operator.js';
+import { onSqlite } from '../support/seed-databases.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+let t: TestServer;
+let owner: TestUser;
+let key: TestKey;
+let catalog: { id: string };
+
+const search = (body: Record<string, unknown>) => t.client.post('/api/v1/search', { databases: [catalog.id], ...body }, { token: key.secret });
+const ids = (res: { body: { data: { results: Array<{ primaryKey: { id: number } }> } } }) => res.body.data.results.map((r) => r.primaryKey.id);
+
+beforeAll(async () => {
+  t = await startTestServer();
+  owner = await registerUser(t.client);
+  await grantPlan(t, owner, 'pro');
+  key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
+  await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'home.db', [
+    'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
+    `INSERT INTO tips VALUES
+       (1, 'Descaling a kettle', 'Limescale in the kettle comes off with vinegar: descaling with vinegar dissolves limescale'),
+       (2, 'Hard water', 'Limescale builds up in a kettle where hard water is heated; vinegar dissolves limescale'),
+       (3, 'Exercise', 'A kettle bell is a cast iron weight for swings'),
+       (4, 'Garden hose', 'Thirty metres of flexible hose'),
+       (5, 'Bread', 'Flour, water, salt and yeast'),
+       (6, 'Paint', 'Two coats of paint on the fence'),
+       (7, 'Tea', 'Boil the water and steep the leaves')`,
+  ]);
+  catalog = (await t.client.post('/api/v1/databases', { name: 'Home', engine: 'sqlite', database: 'home.db', environment: 'test' }, { token: owner.token })).body.data.database;
+  await waitForIndex(t.client, owner.token, catalog.id);
+}, 60_000);
+afterEach(() => t.assertContract());
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('searchDatabases with relevance feedback', () => {
+  it('when a row shares the best row\'s words but few of the query\'s, then by default it ranks above a row that repeats a query word, and with relevanceFeedback false below it', async () => {
+    const plain = await search({ query: 'descaling kettle', relevanceFeedback: false });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    const fed = await search({ query: 'descaling kettle' });
+    expect(fed.status, JSON.stringify(fed.body)).toBe(200);
+    // Row 3 holds "kettle" in a short text; row 2 holds it once in a longer one, with the words the best row
+    // shares (limescale, vinegar, dissolves).
+    expect(ids(plain)).toEqual([1, 3, 2]);
+    expect(ids(fed)).toEqual([1, 2, 3]);
+  });
+
+  it('when a cursor of the search without feedback is sent with it, then it is refused: the two are different rankings', async () => {
+    const first = await search({ query: 'descaling kettle', limit: 1, relevanceFeedback: false });
+    expect(first.body.data.nextCursor).toEqual(expect.any(String));
+    const other = await search({ query: 'descaling kettle', limit: 1, cursor: first.body.data.nextCursor });
+    expect(other.status).toBe(400);
+  });
+});
