@@ -194,6 +194,26 @@ describe.each([
     expect((await t.client.get(tablePath(), as())).body.data).toMatchObject({ mode: 'poll', lastError: null });
   }, 180_000);
 
+  it('when two processes claim one poll, then one gets it; when its holder dies, another takes it over from the stored cursor', async () => {
+    const poller = t.server.services.searchIndex.poller;
+    await poller.stop(); // this process's poller out of the way: the claims below are the only ones
+    try {
+      const seen = (await indexTableRepository.find(db, table))!;
+      const claims = await Promise.all([indexTableRepository.claimPoll(seen, 'poll_a', new Date()), indexTableRepository.claimPoll(seen, 'poll_b', new Date())]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      // The winner dies mid-poll: its heartbeat stops, the cursor it saved stays.
+      const cursor = (await indexTableRepository.find(db, table))!.changeCursor;
+      await indexTableRepository.update(seen.id, { pollHeartbeatAt: new Date(Date.now() - 3_600_000), nextPollAt: new Date(Date.now() - 1000) });
+      await source.run([`INSERT INTO ${table} (id, title, body) VALUES (13, 'Whisk', 'balloon')`]);
+      expect((await indexTableRepository.find(db, table))!.changeCursor).toBe(cursor);
+    } finally {
+      poller.start();
+    }
+    expect(await converged('after the takeover')).toHaveLength(4);
+    const after = (await indexTableRepository.find(db, table))!;
+    expect(after.pollOwner === null || after.pollOwner === poller.owner).toBe(true);
+  }, 120_000);
+
   it('when the change column itself is dropped, then poll mode ends and says why', async () => {
     await source.run([`ALTER TABLE ${table} DROP COLUMN updated_at`]);
     const deadline = Date.now() + WAIT_MS;

@@ -1,13 +1,15 @@
 /**
  * One poll of a table in poll mode: the rows whose change column is at or past the cursor are read (in change
- * order, keyset pages) and written to the index by primary key, then a scan of the source's primary keys alone finds
- * the rows deleted since and drops them from the index.
+ * order, keyset pages) and written to the index by primary key.
  *
  * The cursor is the change value of the last row written and the next poll starts AT it, not after it: rows that
  * share that value (one transaction's `now()`, a bulk update) may not all have been committed or read yet. Reading
  * them again costs a read, never a write: rows are written by primary key, and a row whose content hash is
  * unchanged is skipped. The cursor is saved after every page, so a process that stops or dies mid-poll is resumed,
  * here or by another process, from where it was.
+ *
+ * Deletes leave no row to read: when the source counts fewer rows than the index holds for the table, the source's
+ * primary keys alone are read and the index's rows without one are dropped.
  */
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
@@ -99,8 +101,18 @@ export async function runPoll(deps: PollDeps, run: PollRun): Promise<PollOutcome
   }
 
   if (signal.aborted) return { status: 'stopped' };
-  const deleted = await dropDeleted(deps, run, timeout);
+  // Every insert and update is read above, so the index holds fewer rows than the source only if rows were deleted
+  // (or an insert stamped with an older change value hides behind a delete, which the next poll's count shows): the
+  // keys are scanned only then. A truncated table counts nothing.
+  const sourceRows = await countUpTo(executor, table, run.rowLimit, timeout);
+  const deleted = sourceRows === (await space.countRows(run.src)) ? 0 : await dropDeleted(deps, run, timeout);
   return { status: 'done', cursor, read, written, deleted };
+}
+
+/** Rows of the table, counted up to `limit` (the index holds no more). */
+async function countUpTo(executor: SqlExecutor, table: TableSchema, limit: number, timeout: { timeoutMs: number }): Promise<number> {
+  const [row] = await executor.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM ${qualifiedName(executor, table)} LIMIT ${Math.max(1, Math.floor(limit))}) AS kept`, [], timeout);
+  return Number(row?.n ?? 0);
 }
 
 /** Writes the rows that are new or changed (with vectors for semantic tables); returns how many. */

@@ -28,6 +28,13 @@ import { runPoll } from './poll-job.js';
 
 /** A table's poll interval when its owner named none. */
 export const DEFAULT_POLL_INTERVAL_SECONDS = 5;
+/**
+ * Rows written by polls, or seconds since the first of them, before their space's indexes take them in: until then
+ * every search reads them by a scan of their text (slower with each row), and folding them in costs a pass over the
+ * index, so neither after every poll nor only on the cleanup schedule.
+ */
+export const FOLD_EVERY_ROWS = 2000;
+export const FOLD_EVERY_MS = 30_000;
 
 export interface ChangePollerDeps {
   tables: Pick<IndexTableRepository, 'duePolls' | 'claimPoll' | 'pollProgress' | 'touchPolls' | 'releasePolls' | 'update'>;
@@ -73,6 +80,8 @@ export class ChangePoller {
   private timers: NodeJS.Timeout[] = [];
   private ticking: Promise<void> | null = null;
   private stopping = false;
+  /** Per space: rows polls wrote that its indexes do not hold yet, and since when. */
+  private readonly unfolded = new Map<string, { rows: number; since: number }>();
 
   constructor(private readonly deps: ChangePollerDeps) {
     this.now = deps.now ?? Date.now;
@@ -182,6 +191,7 @@ export class ChangePoller {
         // The sync may have written copies of rows older than this poll's: read the same range again next time.
         return await release({ changeCursor: entry.changeCursor });
       }
+      await this.fold(space, indexed, outcome.written);
       const rows = outcome.written + outcome.deleted > 0 ? { rows: await indexed.countRows(entry.id) } : {};
       await release({ changeCursor: outcome.cursor, changesAsOf: new Date(started), changeError: null, ...rows });
     } catch (error) {
@@ -190,6 +200,18 @@ export class ChangePoller {
       if (stored.code === 'INTERNAL_ERROR') this.deps.logger.error({ err: error, table: entry.id }, 'poll failed');
       await release({ changeError: stored });
     }
+  }
+
+  /** Folds the rows polls wrote into the space's indexes once there are enough of them, or they waited long enough. */
+  private async fold(name: string, space: { optimize(): Promise<unknown> }, written: number): Promise<void> {
+    const now = this.now();
+    if (written === 0 && !this.unfolded.has(name)) return;
+    const pending = this.unfolded.get(name) ?? { rows: 0, since: now };
+    pending.rows += written;
+    this.unfolded.set(name, pending);
+    if (pending.rows < FOLD_EVERY_ROWS && now - pending.since < FOLD_EVERY_MS) return;
+    this.unfolded.delete(name);
+    await space.optimize();
   }
 
   /**
