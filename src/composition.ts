@@ -355,6 +355,7 @@ function wireSearchIndex(deps: {
     tables: indexTableRepository,
     jobs: indexJobRepository,
     store,
+    runsSpace: (space) => runner.runsSpace(space),
     provider: embeddings,
     findConnection: (id) => databaseConnectionRepository.findById(id),
     executorFor: (record) => databases.executorFor(record),

@@ -4,8 +4,8 @@
  *
  * One process polls a table at a time, whatever processes run: a poll is claimed in the store with a conditional
  * update and kept by a heartbeat; a process that dies loses its tables to the others once its heartbeat is stale,
- * and they resume from the stored cursor. A poll waits while a sync job writes the table's search space (one writer
- * per space), and a poll that overlapped a sync of its own table reads its range again next time, since the sync
+ * and they resume from the stored cursor. A poll waits while a sync job writes the table, or writes its search space
+ * from another process (one writer per space), and a poll that overlapped a sync of its own table reads its range again next time, since the sync
  * may have written older copies of the rows it wrote.
  *
  * A column added to or dropped from the table changes every row's stored fields: the poller notices it (the
@@ -40,6 +40,8 @@ export interface ChangePollerDeps {
   tables: Pick<IndexTableRepository, 'duePolls' | 'claimPoll' | 'pollProgress' | 'touchPolls' | 'releasePolls' | 'update'>;
   jobs: { latest(connectionId: string, tableName: string): Promise<IndexJobRecord | null>; runningSpaces(): Promise<string[]> };
   store: Pick<IndexStore, 'ensureSpace'>;
+  /** A sync job of the space runs in this process. */
+  runsSpace?(space: string): boolean;
   provider: EmbeddingProvider;
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
@@ -154,8 +156,10 @@ export class ChangePoller {
       if (!record || !record.indexEnabled) return await release();
       const space = spaceName(record.userId, record.environment);
       const latest = await this.deps.jobs.latest(record.id, entry.tableName);
-      // A sync writes the table now (or another table of the space, maybe from another process): it goes first.
-      if (latest?.status === 'running' || (await this.deps.jobs.runningSpaces()).includes(space)) return await release();
+      // A sync of this table goes first. So does a sync of another table of the space in another process (one
+      // writer per space); one in this process takes turns with the poll on the space's lock.
+      const elsewhere = !(this.deps.runsSpace?.(space) ?? false) && (await this.deps.jobs.runningSpaces()).includes(space);
+      if (latest?.status === 'running' || elsewhere) return await release();
       const executor = await this.deps.executorFor(record);
       let table = (await this.deps.tablesOf(record)).find((t) => tableId(t) === entry.tableName);
       if (!table || !sameColumns(table, await liveColumns(executor, table, this.deps.queryTimeoutMs ?? 30_000))) {
