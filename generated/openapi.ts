@@ -2191,10 +2191,10 @@ export interface components {
             table: string;
             status: components["schemas"]["IndexJobStatus"];
             /**
-             * @description What queued it: the connection was made, a caller asked, its schedule, a change of settings, or its SQLite file was replaced by an upload.
+             * @description What queued it: the connection was made, a caller asked, its schedule, a change of settings, its SQLite file was replaced by an upload, or a poll found the table's columns changed (reconcile).
              * @enum {string}
              */
-            trigger: "connect" | "manual" | "schedule" | "settings" | "upload";
+            trigger: "connect" | "manual" | "schedule" | "settings" | "upload" | "reconcile";
             /** @description The sync embeds the rows for semantic search. */
             semantic: boolean;
             /** @description Embedding model of a semantic sync, e.g. `local:universal-sentence-encoder-lite@0.2.0`; null otherwise. */
@@ -2268,6 +2268,22 @@ export interface components {
             syncedAt: components["schemas"]["NullableTimestamp"];
             /** @description The last finished sync started reading the source then: the index holds the table as it was at least at this moment. */
             sourceAsOf: components["schemas"]["NullableTimestamp"];
+            /** @description Poll mode: the column whose value grows with every change of a row (`updated_at`, a version, a sequence); null when the table follows full syncs only (`updateIndexedTable`). */
+            changeColumn: string | null;
+            /** @description Seconds between two polls of the table in poll mode (5 unless set); null outside poll mode. */
+            pollIntervalSeconds: number | null;
+            /**
+             * @description How the index follows the table's changes: `poll` (its changed rows are read every `pollIntervalSeconds`
+             *     by `changeColumn`, deletes found by a scan of its primary keys, full syncs on the schedule), `snapshot`
+             *     (full syncs only: on connecting, on the schedule and on demand), or `stream` (the database's own change
+             *     stream; not offered yet).
+             * @enum {string}
+             */
+            mode: "stream" | "poll" | "snapshot";
+            /** @description How far behind the source the index may be: seconds since the moment as of which every change is in the index (the start of the last successful poll, or of the last finished sync); null before the first sync. */
+            lagSeconds: number | null;
+            /** @description Why the last poll failed (it is tried again every interval), or why poll mode ended (`CHANGE_COLUMN_GONE`); null when the last poll succeeded or outside poll mode. */
+            lastError: components["schemas"]["NullableSafeError"];
             /** @description The table's newest sync, whatever its status; absent if it was never synced. */
             job?: components["schemas"]["IndexJob"];
         };
@@ -2324,6 +2340,16 @@ export interface components {
             filterableColumns?: string[];
             /** @description Columns searches may sort by (replaces the list). A change queues a sync. */
             sortableColumns?: string[];
+            /**
+             * @description Turns poll mode on (PostgreSQL and MySQL/MariaDB connections): a number or date column of the table
+             *     whose value grows with every insert and update (`updated_at`, a version, a sequence), best indexed.
+             *     Every `pollIntervalSeconds` the rows at or past the last value read are written to the index and a scan
+             *     of the primary keys alone removes deleted rows; full syncs stay on the schedule. Needs SELECT only.
+             *     null turns poll mode off. Another column, or a column that is not a number or date, is 400.
+             */
+            changeColumn?: string | null;
+            /** @description Seconds between two polls (default 5). */
+            pollIntervalSeconds?: number;
         };
         IndexJobResponse: {
             success: components["schemas"]["SuccessFlag"];
@@ -2505,8 +2531,10 @@ export interface components {
              * @enum {string}
              */
             source: "index" | "live" | "mixed";
-            /** @description Its rows from the index are as fresh as the source was at this moment (the oldest start of the last sync of its indexed tables); null when nothing came from the index. */
+            /** @description Its rows from the index are as fresh as the source was at this moment (per indexed table, the start of its last successful poll in poll mode or of its last finished sync; the oldest of them); null when nothing came from the index. */
             indexedAt: components["schemas"]["NullableTimestamp"];
+            /** @description Seconds between `indexedAt` and the answer: how far behind the source its rows from the index may be; null when nothing came from the index. */
+            lagSeconds: number | null;
             /** @description Its live results were ranked against the others by rank fusion, or a live table ranked only part of its matches. */
             approximate: boolean;
         };

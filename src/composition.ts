@@ -60,6 +60,7 @@ import { indexJobRepository } from './repositories/index-job-repository.js';
 import { indexTableRepository } from './repositories/index-table-repository.js';
 import { IndexStore } from './search-index/index-store.js';
 import { IndexJobRunner } from './search-index/job-runner.js';
+import { ChangePoller } from './search-index/changes/poller.js';
 import { INDEX_ROWS_PER_TABLE } from './services/accounts/plan-limits.js';
 import { IndexSchedule } from './services/indexing/index-schedule.js';
 import { IndexService } from './services/indexing/index-service.js';
@@ -366,6 +367,23 @@ function wireSearchIndex(deps: {
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
     now,
   });
-  const schedule = new IndexSchedule({ runner, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
-  return { store, runner, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
+  const poller = new ChangePoller({
+    tables: indexTableRepository,
+    jobs: indexJobRepository,
+    store,
+    runsSpace: (space) => runner.runsSpace(space),
+    provider: embeddings,
+    findConnection: (id) => databaseConnectionRepository.findById(id),
+    executorFor: (record) => databases.executorFor(record),
+    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
+    rowLimit: async (userId) => INDEX_ROWS_PER_TABLE[await deps.planOf(userId)],
+    reconcile: (record, tableName) => service.reconcile(record, tableName),
+    onApplied: (connectionId) => onIndexChanged(connectionId),
+    logger,
+    staleMs: config.index.staleMs,
+    queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000),
+    now,
+  });
+  const schedule = new IndexSchedule({ runner, poller, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
+  return { store, runner, poller, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
 }

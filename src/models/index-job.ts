@@ -2,7 +2,7 @@ import { DataTypes, Model, type CreationOptional, type InferAttributes, type Inf
 
 export type IndexJobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 /** What queued the job: a new connection, a caller, the connection's schedule, or a change of the table's settings. */
-export type IndexJobTrigger = 'connect' | 'manual' | 'schedule' | 'settings' | 'upload';
+export type IndexJobTrigger = 'connect' | 'manual' | 'schedule' | 'settings' | 'upload' | 'reconcile';
 
 /** One sync of a connection's table into the search index (issue 27). */
 export class IndexJobModel extends Model<InferAttributes<IndexJobModel>, InferCreationAttributes<IndexJobModel>> {

@@ -24,6 +24,18 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
   declare vectorModel: CreationOptional<string | null>;
   declare syncedAt: CreationOptional<Date | null>;
   declare syncStartedAt: CreationOptional<Date | null>;
+  /** Poll mode: the column whose value grows with every change of a row (null: the table follows full syncs only). */
+  declare changeColumn: CreationOptional<string | null>;
+  declare pollIntervalSeconds: CreationOptional<number | null>;
+  /** JSON of the change column's value (as text) the next poll reads from, ties included. */
+  declare changeCursor: CreationOptional<string | null>;
+  /** Every change committed at the source before this moment is in the index (the last successful poll's start). */
+  declare changesAsOf: CreationOptional<Date | null>;
+  declare changeError: CreationOptional<{ code: string; message: string } | null>;
+  /** The process polling the table now, and its heartbeat: a stale one is taken over. */
+  declare pollOwner: CreationOptional<string | null>;
+  declare pollHeartbeatAt: CreationOptional<Date | null>;
+  declare nextPollAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -44,6 +56,14 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
         vectorModel: { type: DataTypes.STRING(200), allowNull: true },
         syncedAt: { type: DataTypes.DATE, allowNull: true },
         syncStartedAt: { type: DataTypes.DATE, allowNull: true },
+        changeColumn: { type: DataTypes.STRING(255), allowNull: true },
+        pollIntervalSeconds: { type: DataTypes.INTEGER, allowNull: true },
+        changeCursor: { type: DataTypes.TEXT, allowNull: true },
+        changesAsOf: { type: DataTypes.DATE, allowNull: true },
+        changeError: { type: DataTypes.JSON, allowNull: true },
+        pollOwner: { type: DataTypes.STRING(40), allowNull: true },
+        pollHeartbeatAt: { type: DataTypes.DATE, allowNull: true },
+        nextPollAt: { type: DataTypes.DATE, allowNull: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

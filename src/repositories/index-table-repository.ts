@@ -37,6 +37,56 @@ export const indexTableRepository = {
     return plain(await IndexTableModel.findByPk(id));
   },
 
+  /**
+   * Tables in poll mode whose next poll is due and that no live process polls (never polled, released, or its
+   * poller's heartbeat older than `staleBefore`), oldest due first.
+   */
+  async duePolls(now: Date, staleBefore: Date, limit: number): Promise<IndexTableRecord[]> {
+    const rows = await IndexTableModel.findAll({
+      where: {
+        changeColumn: { [Op.ne]: null },
+        syncedAt: { [Op.ne]: null },
+        [Op.and]: [
+          { [Op.or]: [{ nextPollAt: null }, { nextPollAt: { [Op.lte]: now } }] },
+          { [Op.or]: [{ pollOwner: null }, { pollHeartbeatAt: null }, { pollHeartbeatAt: { [Op.lt]: staleBefore } }] },
+        ],
+      },
+      order: [['nextPollAt', 'ASC'], ['id', 'ASC']],
+      limit,
+    });
+    return rows.map((row) => row.get({ plain: true }));
+  },
+
+  /**
+   * Claims a table's poll for `owner` with a conditional update on what `seen` read: of two processes racing, one
+   * gets the table. Null when another claimed it first.
+   */
+  async claimPoll(seen: IndexTableRecord, owner: string, now: Date): Promise<IndexTableRecord | null> {
+    const [claimed] = await IndexTableModel.update(
+      { pollOwner: owner, pollHeartbeatAt: now },
+      { where: { id: seen.id, changeColumn: seen.changeColumn, pollOwner: seen.pollOwner, pollHeartbeatAt: seen.pollHeartbeatAt } },
+    );
+    return claimed === 1 ? plain(await IndexTableModel.findByPk(seen.id)) : null;
+  },
+
+  /**
+   * Writes a poll's progress while `owner` still holds the table and it still follows `changeColumn` (a new column
+   * starts from scratch); false when either changed meanwhile.
+   */
+  async pollProgress(id: string, owner: string, changeColumn: string, changes: IndexTableChanges): Promise<boolean> {
+    const [updated] = await IndexTableModel.update(changes, { where: { id, pollOwner: owner, changeColumn } });
+    return updated === 1;
+  },
+
+  async touchPolls(ids: string[], owner: string, now: Date): Promise<void> {
+    if (ids.length > 0) await IndexTableModel.update({ pollHeartbeatAt: now }, { where: { id: ids, pollOwner: owner } });
+  },
+
+  /** Hands polls back (graceful stop, or a poll ended): any process may claim them when they are next due. */
+  async releasePolls(ids: string[], owner: string, changes: IndexTableChanges = {}): Promise<void> {
+    if (ids.length > 0) await IndexTableModel.update({ ...changes, pollOwner: null, pollHeartbeatAt: null }, { where: { id: ids, pollOwner: owner } });
+  },
+
   /** Removes tables from the index's records (their rows are deleted from the index by the caller). */
   async removeExcept(connectionId: string, keepTableNames: string[]): Promise<IndexTableRecord[]> {
     const gone = await IndexTableModel.findAll({ where: { connectionId, tableName: { [Op.notIn]: keepTableNames } } });

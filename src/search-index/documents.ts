@@ -149,7 +149,7 @@ type Statement = { sql: string; params: unknown[] };
  * The columns a sync reads, each cut in SQL to what the index keeps of it (text columns to the indexed text, the
  * others to a result's field), primary key columns as they are: they are the row's reference.
  */
-function boundedColumns(executor: SqlExecutor, table: TableSchema): Array<{ name: string; sql: string }> {
+export function boundedColumns(executor: SqlExecutor, table: TableSchema): Array<{ name: string; sql: string }> {
   const keys = new Set(table.primaryKey);
   const types = new Map(table.columns.map((c) => [c.name, c.type]));
   const text = new Set(table.textColumns);
@@ -162,7 +162,7 @@ function boundedColumns(executor: SqlExecutor, table: TableSchema): Array<{ name
 }
 
 /** The bytes of a row's bounded values, in SQL. */
-function rowBytes(executor: SqlExecutor, table: TableSchema): string {
+export function rowBytes(executor: SqlExecutor, table: TableSchema): string {
   const sizes = boundedColumns(executor, table).map((c) => valueBytes(executor.engine, c.sql));
   return sizes.length > 0 ? `(${sizes.join(' + ')})` : '0';
 }

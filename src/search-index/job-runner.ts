@@ -144,6 +144,11 @@ export class IndexJobRunner {
     await Promise.all(running.map((active) => active.finished));
   }
 
+  /** A job of this search space runs in this process (its writes and a poll's take turns on the space's lock). */
+  runsSpace(space: string): boolean {
+    return [...this.active.values()].some((active) => active.job.space === space);
+  }
+
   /** Resolves when no job runs here and none is being claimed (tests and benchmarks). */
   async idle(): Promise<void> {
     while (this.active.size > 0 || this.pumping) {

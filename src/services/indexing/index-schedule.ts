@@ -13,6 +13,8 @@ export const SCHEDULE_POLL_MS = 60_000;
 
 export interface IndexScheduleDeps {
   runner: Pick<IndexJobRunner, 'start' | 'stop'>;
+  /** Reads the changes of tables in poll mode between their full syncs. */
+  poller?: { start(): void; stop(): Promise<void> };
   service: Pick<IndexService, 'runSchedule'>;
   store: Pick<IndexStore, 'close' | 'spaceNames' | 'cleanUp'>;
   /** Spaces a sync job writes now, in any process. */
@@ -35,6 +37,7 @@ export class IndexSchedule {
   start(): void {
     if (!this.deps.syncing) return;
     this.deps.runner.start();
+    this.deps.poller?.start();
     const tick = () => void this.deps.service.runSchedule().catch((error) => this.deps.logger.warn({ err: error }, 'index schedule'));
     this.timer = setInterval(tick, SCHEDULE_POLL_MS);
     this.timer.unref();
@@ -75,6 +78,7 @@ export class IndexSchedule {
     this.timer = null;
     this.cleanupTimer = null;
     await this.cleaning;
+    await this.deps.poller?.stop();
     await this.deps.runner.stop();
     await this.deps.store.close();
   }

@@ -13,11 +13,13 @@ import { newId } from '../../lib/ids.js';
 import type { IndexJobTrigger } from '../../models/index-job.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { IndexJobRecord, IndexJobRepository } from '../../repositories/index-job-repository.js';
-import type { IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
+import type { IndexTableChanges, IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
 import type { UserCaller } from '../callers.js';
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
 import { columnsReady, eligibleColumns } from '../../search-index/filter-columns.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+import { indexedAsOf, lagSeconds } from '../../search-index/changes/freshness.js';
+import { DEFAULT_POLL_INTERVAL_SECONDS } from '../../search-index/changes/poller.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 
 type IndexJob = components['schemas']['IndexJob'];
@@ -127,7 +129,7 @@ export class IndexService {
     caller: UserCaller,
     databaseId: string,
     name: string,
-    input: { semantic?: boolean; filterableColumns?: string[]; sortableColumns?: string[] },
+    input: { semantic?: boolean; filterableColumns?: string[]; sortableColumns?: string[]; changeColumn?: string | null; pollIntervalSeconds?: number },
   ): Promise<IndexedTable> {
     const record = await this.deps.owned(caller.user.id, databaseId);
     const table = await this.schemaTable(record, name);
@@ -143,19 +145,50 @@ export class IndexService {
         }]);
       }
     }
+    this.checkChangeColumn(record, table, input.changeColumn);
     const indexed = await this.deps.tables.ensure(record.id, tableId(table), () => newId('itb'));
+    const polling = this.pollChanges(indexed, input);
     const same = (a: string[] | null | undefined, b: string[] | undefined) => b === undefined || JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...b].sort());
     const changes = {
       ...(input.semantic !== undefined && input.semantic !== indexed.semantic && { semantic: input.semantic }),
       ...(!same(indexed.filterableColumns, input.filterableColumns) && { filterableColumns: [...new Set(input.filterableColumns)] }),
       ...(!same(indexed.sortableColumns, input.sortableColumns) && { sortableColumns: [...new Set(input.sortableColumns)] }),
     };
-    if (Object.keys(changes).length > 0) {
-      await this.deps.tables.update(indexed.id, changes);
+    if (Object.keys(changes).length + Object.keys(polling).length > 0) {
+      await this.deps.tables.update(indexed.id, { ...changes, ...polling });
       const rewrite = changes.semantic === true || 'filterableColumns' in changes || 'sortableColumns' in changes;
       if (rewrite && record.indexEnabled) await this.enqueue(record, [table], 'settings');
     }
     return this.table(caller, databaseId, name);
+  }
+
+  /**
+   * A change column must be a number or date column of a PostgreSQL or MySQL/MariaDB table: its values are read in
+   * order and compared with the last one read. An SQLite file is replaced whole by an upload, which syncs it.
+   */
+  private checkChangeColumn(record: DatabaseConnectionRecord, table: TableSchema, column: string | null | undefined): void {
+    if (column === undefined || column === null) return;
+    const wrong = (message: string) => validationError([{ location: 'body', path: '/changeColumn', message }]);
+    if (record.engine === 'sqlite') throw wrong('is for PostgreSQL and MySQL/MariaDB connections; an SQLite file is synced again whenever it is uploaded');
+    const orderable = eligibleColumns(table).filter((c) => c.kind === 'number' || c.kind === 'date').map((c) => c.column);
+    if (!table.columns.some((c) => c.name === column)) throw wrong(`names "${column}", which is not a column of the table (orderable: ${orderable.join(', ') || 'none'})`);
+    if (!orderable.includes(column)) throw wrong(`names "${column}", which is not a number or date column of the table (orderable: ${orderable.join(', ') || 'none'})`);
+  }
+
+  /** What a change of poll settings writes: another column starts from scratch (its first poll reads every row). */
+  private pollChanges(indexed: IndexTableRecord, input: { changeColumn?: string | null; pollIntervalSeconds?: number }): IndexTableChanges {
+    const changes: IndexTableChanges = {};
+    if (input.changeColumn !== undefined && input.changeColumn !== indexed.changeColumn) {
+      Object.assign(changes, { changeColumn: input.changeColumn, changeCursor: null, changesAsOf: null, changeError: null, nextPollAt: new Date(this.now()) });
+    }
+    if (input.pollIntervalSeconds !== undefined && input.pollIntervalSeconds !== indexed.pollIntervalSeconds) changes.pollIntervalSeconds = input.pollIntervalSeconds;
+    return changes;
+  }
+
+  /** A poll found the table's columns changed: every row is read again by a full sync (queued unless one is live). */
+  async reconcile(record: DatabaseConnectionRecord, tableName: string): Promise<void> {
+    const table = findTable(await this.deps.tablesOf(record), tableName);
+    if (table && record.indexEnabled) await this.enqueue(record, [table], 'reconcile');
   }
 
   /** cancelIndexSync: stops the table's queued or running sync; rows already written stay searchable. */
@@ -376,6 +409,11 @@ export class IndexService {
       truncated: entry?.truncated ?? false,
       syncedAt: entry?.syncedAt?.toISOString() ?? null,
       sourceAsOf: entry?.syncStartedAt?.toISOString() ?? null,
+      changeColumn: entry?.changeColumn ?? null,
+      pollIntervalSeconds: entry?.changeColumn ? (entry.pollIntervalSeconds ?? DEFAULT_POLL_INTERVAL_SECONDS) : null,
+      mode: entry?.changeColumn ? 'poll' : 'snapshot',
+      lagSeconds: state === 'ready' && entry ? lagSeconds(indexedAsOf(entry), this.now()) : null,
+      lastError: entry?.changeError ?? null,
       ...(job ? { job: this.jobView(job) } : {}),
     };
   }

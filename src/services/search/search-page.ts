@@ -3,6 +3,7 @@
  * database whether it answered and how its tables were searched (from the index, live, or both), so a caller can tell
  * a partial or approximate answer from a whole one.
  */
+import { lagSeconds } from '../../search-index/changes/freshness.js';
 import type { components } from '../../../generated/openapi.js';
 import type { HitDetail as LiveDetail } from '../../sql-search/types.js';
 import type { HitDetail, IndexSearchResult } from '../../search-index/index-search.js';
@@ -30,6 +31,8 @@ export interface PageInput {
   excluded: SearchData['excludedTables'];
   /** What a relaxed reading of the query gave up (empty: the query matched as written). */
   relaxed: SearchData['relaxed'];
+  /** The answer's moment, that each database's lag is measured to. */
+  now: number;
 }
 
 /** The response page: results, totals, paging, each database's status and how its tables were searched. */
@@ -64,6 +67,7 @@ export function pageData(p: PageInput): SearchData {
         error: outcome?.error ?? null,
         source: fromIndex && outcome ? 'mixed' : fromIndex ? 'index' : 'live',
         indexedAt: plan.indexedAt?.toISOString() ?? null,
+        lagSeconds: lagSeconds(plan.indexedAt, p.now),
         approximate: Boolean(outcome) && (answer.approximate || (outcome?.tables.some((t) => t.ranking.approximate) ?? false)),
       };
     }),

@@ -4,6 +4,7 @@
  * it has a finished sync, unless the connection's indexing is off, the caller asked for live results, the search
  * selects columns, or the mode is boolean (the index matches words, not phrases or prefixes).
  */
+import { indexedAsOf } from '../../search-index/changes/freshness.js';
 import type { components } from '../../../generated/openapi.js';
 import type { TableSchema } from '../../connectors/index.js';
 import { AppError } from '../../errors/app-error.js';
@@ -77,7 +78,7 @@ export async function planSearch(deps: PlanDeps, records: DatabaseConnectionReco
         });
         plan.indexedNames.add(name);
         plan.syncedAt.push(entry.syncedAt.getTime());
-        const asOf = entry.syncStartedAt ?? entry.syncedAt;
+        const asOf = indexedAsOf(entry)!;
         if (!plan.indexedAt || asOf < plan.indexedAt) plan.indexedAt = asOf;
       } else {
         plan.live.push({ table: name, reason: everyTable ?? (indexableProblem(table) ? 'not_indexable' : 'not_synced_yet') });

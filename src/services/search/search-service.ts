@@ -16,6 +16,7 @@
  * `databases` and never fails the search; a natural or boolean page is cached only when every database answered.
  * Every search, cached or not, is recorded.
  */
+import { lagSeconds } from '../../search-index/changes/freshness.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
 import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
@@ -102,7 +103,10 @@ export class SearchService {
     planStarted = performance.now();
     if (cached) {
       const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
-      const data = { ...entry.data, tookMs: Math.max(0, Math.round(this.now() - started)) };
+      const now = this.now();
+      // A cached page's rows are as old as they were; its lag is measured again to now.
+      const databases = entry.data.databases.map((d) => ({ ...d, lagSeconds: lagSeconds(d.indexedAt ? new Date(d.indexedAt) : null, now) }));
+      const data = { ...entry.data, databases, tookMs: Math.max(0, Math.round(now - started)) };
       this.deps.recorder.record(searchRecordOf(caller, data, records, entry.tables, 'ok', this.now()));
       return data;
     }
@@ -190,6 +194,7 @@ export class SearchService {
     const data = pageData({
       request, mode, answer, offset, limit, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded, relaxed: found.relaxed,
       tookMs: Math.max(0, Math.round(this.now() - started)),
+      now: this.now(),
       nextCursor: () => encodeCursor(this.deps.cursorSecret, page.fingerprint, top),
     });
     const tables = [...new Set([

@@ -11,6 +11,7 @@ import * as accountPlans from './0010-account-plans.js';
 import * as sqliteUploadReservations from './0023-upload-reservations.js';
 import * as indexTableSyncedColumns from './0024-index-table-synced-columns.js';
 import * as sqliteFiles from './0025-uploaded-files.js';
+import * as indexTableChanges from './0026-index-table-changes.js';
 
 export interface Migration {
   name: string;
@@ -32,4 +33,5 @@ export const migrations: Migration[] = [
   { name: '0023-upload-reservations', ...sqliteUploadReservations },
   { name: '0024-index-table-synced-columns', ...indexTableSyncedColumns },
   { name: '0025-uploaded-files', ...sqliteFiles },
+  { name: '0026-index-table-changes', ...indexTableChanges },
 ];

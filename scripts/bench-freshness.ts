@@ -1,0 +1,203 @@
+/**
+ * How fresh poll mode keeps the index, and what it costs (docs/search.md, "Following changes"), on the standard
+ * corpus (../shared/bench: 100,000 articles) in PostgreSQL:
+ *
+ * - `articles_fresh` is a copy of the corpus table with an `updated_at` column (indexed), made afresh each run.
+ * - Quarry runs built, as its own process, result cache and rate limiter off. The table is connected (a full sync)
+ *   without a schedule (a scheduled full sync pauses the table's polls while it runs), then put in poll mode (`changeColumn: updated_at`, `pollIntervalSeconds`: 1 by default).
+ * - Load: a writer updates random rows at a steady rate (200 changes/s by default) for 60 s, while a prober
+ *   writes a unique word into a row and times until a search finds it, then deletes a row holding another unique
+ *   word and times until a search no longer finds it; and a searcher runs the corpus's verbose queries.
+ * - The same queries run without load before and after the load phase, so the "under load" p50 is compared with a
+ *   baseline of the same run.
+ * - CPU: Quarry's process CPU time (/proc) while the writer alone runs (a third of the load time, before the load
+ *   phase), per 1,000 changes, against a full re-sync of the same table measured in the same run.
+ *
+ *   npm run bench:freshness -- [--seconds 60] [--rate 200] [--interval 1]
+ * Figures are printed, never asserted (the machine is shared).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ApiClient } from '../test/support/api-client.js';
+import { articles, benchPgUrl, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, verboseQueries } from './lib/bench-corpus.js';
+import { spawnServer } from './lib/spawn-server.js';
+import { setAccount } from './lib/store-admin.js';
+import { percentile } from './lib/stats.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const SECONDS = arg('seconds', 60);
+const RATE = arg('rate', 200);
+const INTERVAL = arg('interval', 1);
+const TABLE = 'articles_fresh';
+const BASELINE_SEARCHES = 60;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 per second on Linux)
+}
+
+const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
+
+async function main(): Promise<void> {
+  ensureCorpus();
+  const pgUrl = benchPgUrl();
+  await ensurePostgresDatabase(pgUrl);
+  const pool = new pg.Pool({ connectionString: pgUrl.toString(), max: 4 });
+  let rows: Array<[string, string]> | null = null;
+  const corpusRows = () => (rows ??= articles());
+  await ensurePostgresArticles(pool, corpusRows);
+  await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
+  await pool.query(`CREATE TABLE ${TABLE} AS SELECT id, title, body, clock_timestamp() AS updated_at FROM articles`);
+  await pool.query(`ALTER TABLE ${TABLE} ADD PRIMARY KEY (id)`);
+  await pool.query(`CREATE INDEX ${TABLE}_updated_at ON ${TABLE} (updated_at)`);
+  await pool.query(`VACUUM ANALYZE ${TABLE}`);
+  const queries = verboseQueries(corpusRows(), BASELINE_SEARCHES * 2 + 2000);
+  const maxId = 100_000;
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-freshness-'));
+  const server = await spawnServer({ DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', LOG_LEVEL: 'warn' }, { built: true });
+  const pid = server.child.pid!;
+  const client = new ApiClient(server.url);
+  try {
+    const registered = await client.post('/api/v1/auth/register', { email: `bench-fresh-${Date.now()}@example.com`, password: 'correct-horse-42', name: 'fresh' });
+    const token = registered.body.data.tokens.accessToken as string;
+    await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, registered.body.data.user.email, { plan: 'enterprise' });
+    const key = (await client.post('/api/v1/keys', { name: 'fresh', environment: 'live', permissions: ['search'], rateLimitTier: 'enterprise' }, { token })).body.data.secretKey as string;
+    const created = await client.post('/api/v1/databases', {
+      name: 'Fresh articles', engine: 'postgres', host: pgUrl.hostname, port: Number(pgUrl.port || 5432), database: pgUrl.pathname.slice(1),
+      username: decodeURIComponent(pgUrl.username || 'postgres'), password: decodeURIComponent(pgUrl.password), tables: [TABLE], environment: 'live',
+      // No scheduled full sync during the measurement (the re-sync it is compared with is measured on its own).
+      indexing: { enabled: true, syncIntervalMinutes: null },
+    }, { token });
+    if (created.status !== 201) throw new Error(`connect: ${created.status} ${JSON.stringify(created.body)}`);
+    const db = created.body.data.database.id as string;
+    const tablePath = `/api/v1/databases/${db}/index/tables/${TABLE}`;
+    const view = async () => (await client.get(tablePath, { token })).body.data as { state: string; rows: number; lagSeconds: number | null; lastError: unknown; job?: { status: string; jobId: string } };
+
+    // The first full sync (connect), timed in CPU.
+    let cpu0 = cpuSeconds(pid);
+    for (let v = await view(); v.state !== 'ready' || v.job?.status !== 'done'; v = await view()) await pause(200);
+    const firstSyncCpu = cpuSeconds(pid) - cpu0;
+
+    const search = async (query: string) => {
+      const t0 = performance.now();
+      const res = await client.post('/api/v1/search', { query, databases: [db], limit: 20 }, { token: key });
+      if (res.status !== 200) throw new Error(`search: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      return { ms: performance.now() - t0, body: res.body.data as { results: Array<{ primaryKey: { id: number } }>; databases: Array<{ lagSeconds: number | null }> } };
+    };
+    let q = 0;
+    const baseline = async () => {
+      const times: number[] = [];
+      for (let i = 0; i < BASELINE_SEARCHES; i++) times.push((await search(queries[q++ % queries.length]!)).ms);
+      return times;
+    };
+
+    // Poll mode on; its first poll reads every row once (unchanged rows are skipped by their hash).
+    const on = await client.patch(tablePath, { changeColumn: 'updated_at', pollIntervalSeconds: INTERVAL }, { token });
+    if (on.status !== 200) throw new Error(`poll mode: ${JSON.stringify(on.body)}`);
+    cpu0 = cpuSeconds(pid);
+    const firstPollStarted = performance.now();
+    for (let v = await view(); v.lagSeconds === null || v.lagSeconds > INTERVAL + 2; v = await view()) await pause(200);
+    const firstPollCpu = cpuSeconds(pid) - cpu0;
+    const firstPollSeconds = (performance.now() - firstPollStarted) / 1000;
+    for (let i = 0; i < 10; i++) await search(queries[q++ % queries.length]!); // warm-up
+    const before = await baseline();
+
+    // The writer: RATE changes a second, in ten statements a second.
+    let changes = 0;
+    const write = async (on: () => boolean) => {
+      const perTick = Math.max(1, Math.round(RATE / 10));
+      let next = performance.now();
+      while (on()) {
+        const ids = Array.from({ length: perTick }, () => 1 + Math.floor(Math.random() * maxId));
+        await pool.query(`UPDATE ${TABLE} SET updated_at = clock_timestamp(), body = body || ' revised' WHERE id = ANY($1::int[])`, [ids]);
+        changes += perTick;
+        next += 100;
+        await pause(Math.max(0, next - performance.now()));
+      }
+    };
+
+    // CPU: the writer alone for a third of the load time, so Quarry's CPU is the polls' and nothing else's.
+    let writing = true;
+    const cpuPoll0 = cpuSeconds(pid);
+    const polled = write(() => writing);
+    await pause((SECONDS * 1000) / 3);
+    writing = false;
+    await polled;
+    await pause(INTERVAL * 1000 + 1000); // the last changes polled
+    const pollCpu = cpuSeconds(pid) - cpuPoll0;
+    const pollChanges = changes;
+
+    // Load: writer, prober, searcher, for SECONDS.
+    changes = 0;
+    let running = true;
+    const loadStarted = performance.now();
+    const writer = write(() => running);
+    const visible: number[] = [];
+    const gone: number[] = [];
+    const prober = (async () => {
+      const word = () => `zq${Math.random().toString(36).slice(2, 10).replace(/[0-9]/g, 'x')}`;
+      while (running) {
+        // A unique word written into a row: until a search finds that row.
+        const id = 1 + Math.floor(Math.random() * maxId);
+        const fresh = word();
+        await pool.query(`UPDATE ${TABLE} SET title = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, `${fresh} probe`]);
+        let t0 = performance.now();
+        while (running && !(await search(fresh)).body.results.some((r) => r.primaryKey.id === id)) await pause(50);
+        if (running) visible.push(performance.now() - t0);
+        // That row deleted: until a search no longer finds it.
+        await pool.query(`DELETE FROM ${TABLE} WHERE id = $1`, [id]);
+        t0 = performance.now();
+        while (running && (await search(fresh)).body.results.some((r) => r.primaryKey.id === id)) await pause(50);
+        if (running) gone.push(performance.now() - t0);
+        await pool.query(`INSERT INTO ${TABLE} (id, title, body, updated_at) SELECT id, title, body, clock_timestamp() FROM articles WHERE id = $1`, [id]);
+      }
+    })();
+    const underLoad: number[] = [];
+    const searcher = (async () => {
+      while (running) underLoad.push((await search(queries[q++ % queries.length]!)).ms);
+    })();
+    await pause(SECONDS * 1000);
+    running = false;
+    await Promise.all([writer, prober, searcher]);
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+    const after = await baseline();
+
+    // A full re-sync of the same table, in the same run, for the cost of following changes by re-reading.
+    cpu0 = cpuSeconds(pid);
+    const resyncStarted = performance.now();
+    const synced = await client.post(`/api/v1/databases/${db}/index/sync`, { tables: [TABLE] }, { token });
+    if (synced.status >= 300) throw new Error(`re-sync: ${JSON.stringify(synced.body)}`);
+    const jobId = synced.body.data.jobs[0].jobId as string;
+    for (let v = await view(); !(v.job?.jobId === jobId && v.job.status === 'done'); v = await view()) await pause(200);
+    const resyncCpu = cpuSeconds(pid) - cpu0;
+    const resyncSeconds = (performance.now() - resyncStarted) / 1000;
+
+    const vis = sorted(visible);
+    const del = sorted(gone);
+    const quiet = sorted([...before, ...after]);
+    const loaded = sorted(underLoad);
+    const perThousand = pollCpu / (pollChanges / 1000);
+    console.log(`poll mode on ${TABLE} (100,000 rows), pollIntervalSeconds ${INTERVAL}, ${changes} changes in ${loadSeconds.toFixed(1)} s (${(changes / loadSeconds).toFixed(0)}/s)`);
+    console.log(`visible after an update: n=${vis.length} p50 ${fmt(percentile(vis, 0.5))} p95 ${fmt(percentile(vis, 0.95))} max ${fmt(vis.at(-1) ?? NaN)}`);
+    console.log(`gone after a delete:     n=${del.length} p50 ${fmt(percentile(del, 0.5))} p95 ${fmt(percentile(del, 0.95))} max ${fmt(del.at(-1) ?? NaN)}`);
+    console.log(`search p50: ${fmt(percentile(loaded, 0.5))} under load (n=${loaded.length}) vs ${fmt(percentile(quiet, 0.5))} without (n=${quiet.length}, before and after): ratio ${(percentile(loaded, 0.5) / percentile(quiet, 0.5)).toFixed(2)}`);
+    console.log(`Quarry CPU: ${perThousand.toFixed(2)} s per 1,000 changes polled (${pollCpu.toFixed(1)} s for ${pollChanges} changes, writer alone) vs ${resyncCpu.toFixed(1)} s for one full re-sync (${resyncSeconds.toFixed(1)} s wall): one re-sync = ${(resyncCpu / perThousand).toFixed(1)}k changes' worth`);
+    console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; first poll (reads every row, writes none changed): ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
+  } finally {
+    await server.stop();
+    await pool.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => undefined);
+    await pool.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
