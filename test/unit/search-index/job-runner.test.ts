@@ -39,7 +39,7 @@ function runner(provider: FakeProvider, overrides: Partial<JobRunnerDeps> = {}):
     tablesOf: async () => [docsTable],
     logger: silentLogger,
     onSynced: (connectionId, tableName) => synced.push(`${connectionId}:${tableName}`),
-    sync: { pageRows: 5, embedPageRows: 5 },
+    sync: { pageRows: 5, embedPageRows: 5, writeRows: 5 },
     pollMs: 600_000,
     heartbeatMs: 600_000,
     ...overrides,

@@ -49,7 +49,7 @@ async function sync(options: SyncOptions = {}): Promise<{ outcome: SyncOutcome; 
   const claimed = await jobs.claimNext(new Date(), new Date(Date.now() - 60_000), []);
   expect(claimed?.id).toBe(queued.id);
   const outcome = await runSyncJob(
-    { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000, ...options.deps },
+    { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000, writeRows: 7, ...options.deps },
     {
       job: claimed!, executor: options.executor ?? source, table: options.table ?? docsTable, src: options.src ?? SRC, space,
       provider, columns: [], signal: options.signal ?? new AbortController().signal,
@@ -153,7 +153,7 @@ describe('a text sync', () => {
     await jobs.claimNext(new Date(), new Date(Date.now() - 60_000), []);
     await jobs.cancel(job.id, new Date());
     const outcome = await runSyncJob(
-      { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000 },
+      { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000, writeRows: 7 },
       { job: (await jobs.findById(job.id))!, executor: source, table: docsTable, src: SRC, space, provider: null, columns: [], signal: new AbortController().signal },
     );
     expect(outcome).toEqual({ status: 'cancelled' });
