@@ -132,6 +132,9 @@ async function firstSync(table: string, pgUrl: URL, cwd?: string): Promise<SyncF
       rows: state.rows, seconds, diskAtReady, rssAtReady, peakRss: peakRssOf(server.child.pid!), currentBytes, diskAfter,
       versionsAfter: versionsOf(indexDir), cleanupSeconds: (performance.now() - waitStarted) / 1000, load,
     };
+  } catch (error) {
+    console.error(`the server's output:\n${server.output().slice(-4000)}`);
+    throw error;
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -384,6 +384,11 @@ export class IndexSpace {
     return { rows: stats.numRows, bytes: stats.totalBytes };
   }
 
+  /** Versions of the space's table still on disk (each write makes one; old ones go at cleanup). */
+  async versions(): Promise<number> {
+    return (await this.table.listVersions()).length;
+  }
+
   /**
    * The space's words as of the version a search reads now, or null while none is ready (one is then being built in
    * the background, unless the space holds more words than the limit).
