@@ -227,7 +227,7 @@ export class IndexJobRunner {
           embedPageRows: this.deps.sync?.embedPageRows ?? 64,
           queryTimeoutMs: this.deps.sync?.queryTimeoutMs ?? 30_000,
           optimizeEveryRows: this.deps.sync?.optimizeEveryRows ?? 50_000,
-          writeRows: this.deps.sync?.writeRows ?? 50_000,
+          writeRows: this.deps.sync?.writeRows ?? 20_000,
           followUp: () => this.followUp(indexed, job),
         },
         {

@@ -47,8 +47,8 @@ export interface SyncDeps {
 }
 
 /**
- * Characters of text, headings and stored fields held for one write: about 50,000 rows of the standard corpus's
- * articles (1 KB each), and the most one write costs in memory whatever the rows' size.
+ * Characters of text, headings and stored fields held for one write, whatever the rows' size: the most one write
+ * costs in memory (the standard corpus's articles hold about 2,000 each, so `writeRows` comes first for them).
  */
 export const WRITE_BATCH_CHARS = 96 * 1024 * 1024;
 
