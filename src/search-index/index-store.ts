@@ -161,7 +161,7 @@ export interface IndexStoreOptions {
   /**
    * How long a version of a space stays after a newer one is written (INDEX_KEEP_VERSIONS_MS): readers of other
    * processes may still read it for their read-consistency interval and one search. Older ones are removed when a
-   * sync optimizes the space and on the schedule (cleanUp).
+   * sync optimizes the space, this long after a sync ends (job-runner.ts) and on the schedule (cleanUp).
    */
   keepVersionsMs?: number;
 }
