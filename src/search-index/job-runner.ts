@@ -279,8 +279,8 @@ export class IndexJobRunner {
   /**
    * Every write of a sync made a version of the space, and its last fold rewrote the rows into fewer files; the
    * older versions hold the files they replaced (as much again as the data, after a first sync) and go once no
-   * reader can need them: `keepVersionsMs` after the sync, not at the schedule's next round. A space another job is
-   * writing by then is left to that job's own fold and cleanup.
+   * reader can need them: `keepVersionsMs` after the sync, not at the schedule's next round. A space a job is
+   * writing by then, in any process, is left to that job's own fold and cleanup.
    */
   private cleanUpLater(space: string): void {
     const keep = this.deps.keepVersionsMs;
@@ -288,8 +288,10 @@ export class IndexJobRunner {
     clearTimeout(this.cleanups.get(space));
     const timer = setTimeout(() => {
       this.cleanups.delete(space);
-      if ([...this.active.values()].some((active) => active.job.space === space)) return;
-      this.deps.store.cleanUp(space).catch((error: unknown) => this.deps.logger.warn({ err: error, space }, 'index cleanup after a sync failed; the schedule tries again'));
+      void (async () => {
+        if ((await this.deps.jobs.runningSpaces()).includes(space)) return;
+        await this.deps.store.cleanUp(space);
+      })().catch((error: unknown) => this.deps.logger.warn({ err: error, space }, 'index cleanup after a sync failed; the schedule tries again'));
     }, keep + CLEANUP_MARGIN_MS);
     timer.unref();
     this.cleanups.set(space, timer);
