@@ -348,6 +348,7 @@ function wireSearchIndex(deps: {
     maxActive: config.index.maxJobs,
     maxAttempts: config.index.maxAttempts,
     staleMs: config.index.staleMs,
+    keepVersionsMs: config.index.keepVersionsMs,
     sync: { queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000) },
     now,
   });

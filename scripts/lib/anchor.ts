@@ -137,7 +137,7 @@ export function parseServerTiming(header: string | null): Record<string, number>
 }
 
 /** Bytes of every file below a folder. */
-function treeBytes(dir: string): number {
+export function treeBytes(dir: string): number {
   let sum = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -252,7 +252,7 @@ async function startSphinxContender(table: string, pgUrl: URL): Promise<Contende
  * A checkout of `ref` in a temporary git worktree (node_modules linked from this one), for its Quarry to be built
  * and run there; `remove` takes it away again. The process's exit by a signal removes it too.
  */
-function checkoutBaseline(ref: string): { dir: string; commit: string; remove(): void } {
+export function checkoutBaseline(ref: string): { dir: string; commit: string; remove(): void } {
   const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).trim();
   const parent = mkdtempSync(join(tmpdir(), 'quarry-baseline-'));
   const dir = join(parent, commit);

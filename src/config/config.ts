@@ -235,7 +235,7 @@ export const environmentSchema = z.object({
   INDEX_SYNC_ATTEMPTS: wholeNumber(1, 100).default(3)
     .meta(doc({ default: '3', meaning: "Times a sync job is started before it ends failed when it never finishes (its server stopped while it ran, for example out of memory); a graceful stop does not count (1-100)." })),
   INDEX_KEEP_VERSIONS_MS: wholeNumber(1000, 604_800_000).default(300_000)
-    .meta(doc({ default: '300000', meaning: 'How long an older version of the index is kept after a newer one is written, in ms; older ones are removed (and the index compacted) this often by each syncing process, and when a sync ends. At least `INDEX_READ_CONSISTENCY_MS` plus `SEARCH_TIMEOUT_MS`: a process may read a version that long (1000-604800000).' })),
+    .meta(doc({ default: '300000', meaning: 'How long an older version of the index is kept after a newer one is written, in ms; older ones are removed (and the index compacted) this often by each syncing process, and this long after a sync ends. At least `INDEX_READ_CONSISTENCY_MS` plus `SEARCH_TIMEOUT_MS`: a process may read a version that long (1000-604800000).' })),
   INDEX_SYNC_STALE_MS: wholeNumber(3000, 600_000).default(10_000)
     .meta(doc({ default: '10000', meaning: "A sync job whose process has not reported for this long (it died, or its machine is gone) is taken over by another syncing process and resumed where it stopped; it reports five times as often, and the others look four times as often, so a takeover comes within 1.25 times this. Raise it only if your machines' clocks may differ by more than a second or two (3000-600000)." })),
   VALIDATE_RESPONSES: flag().default(false)

@@ -161,7 +161,7 @@ export interface IndexStoreOptions {
   /**
    * How long a version of a space stays after a newer one is written (INDEX_KEEP_VERSIONS_MS): readers of other
    * processes may still read it for their read-consistency interval and one search. Older ones are removed when a
-   * sync optimizes the space and on the schedule (cleanUp).
+   * sync optimizes the space, this long after a sync ends (job-runner.ts) and on the schedule (cleanUp).
    */
   keepVersionsMs?: number;
 }
@@ -412,6 +412,11 @@ export class IndexSpace {
   async size(): Promise<{ rows: number; bytes: number }> {
     const stats = await this.table.stats();
     return { rows: stats.numRows, bytes: stats.totalBytes };
+  }
+
+  /** Versions of the space's table still on disk (each write makes one; old ones go at cleanup). */
+  async versions(): Promise<number> {
+    return (await this.table.listVersions()).length;
   }
 
   /**

@@ -21,7 +21,7 @@ import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
 export interface JobRunnerDeps {
   jobs: IndexJobRepository;
   tables: Pick<IndexTableRepository, 'find' | 'update'>;
-  store: IndexStore;
+  store: Pick<IndexStore, 'ensureSpace' | 'cleanUp'>;
   provider: EmbeddingProvider;
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
@@ -41,7 +41,15 @@ export interface JobRunnerDeps {
   heartbeatMs?: number;
   /** How often the store is checked for claimable jobs (queued elsewhere, or orphaned); by default from `staleMs`. */
   pollMs?: number;
+  /**
+   * How long a version of a space is kept once a newer one is written (INDEX_KEEP_VERSIONS_MS): the versions a sync
+   * wrote are removed this long after it ends. Absent: left to the cleanup schedule.
+   */
+  keepVersionsMs?: number;
 }
+
+/** Time after the versions a sync wrote become old before they are removed: a margin for clocks and timers. */
+const CLEANUP_MARGIN_MS = 1000;
 
 /** A sync job whose process has not written its heartbeat for this long is taken over by another (INDEX_SYNC_STALE_MS). */
 export const DEFAULT_STALE_MS = 10_000;
@@ -78,6 +86,8 @@ export class IndexJobRunner {
   private readonly active = new Map<string, ActiveJob>();
   private readonly now: () => number;
   private timers: NodeJS.Timeout[] = [];
+  /** A space's removal of the versions its last sync wrote, due once they are old (one per space). */
+  private readonly cleanups = new Map<string, NodeJS.Timeout>();
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private stopping = false;
@@ -162,6 +172,8 @@ export class IndexJobRunner {
     this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    for (const timer of this.cleanups.values()) clearTimeout(timer);
+    this.cleanups.clear();
     await this.pumping;
     const running = [...this.active.values()];
     for (const active of running) active.abort.abort();
@@ -220,6 +232,7 @@ export class IndexJobRunner {
           embedPageRows: this.deps.sync?.embedPageRows ?? 64,
           queryTimeoutMs: this.deps.sync?.queryTimeoutMs ?? 30_000,
           optimizeEveryRows: this.deps.sync?.optimizeEveryRows ?? 50_000,
+          writeRows: this.deps.sync?.writeRows ?? 20_000,
           followUp: () => this.followUp(indexed, job),
         },
         {
@@ -233,6 +246,7 @@ export class IndexJobRunner {
           signal,
         },
       );
+      if (outcome.status === 'done') this.cleanUpLater(job.space);
       if (outcome.status === 'done') await this.afterSync(job);
       if (outcome.status === 'done') await this.catchUp(job);
       return outcome.status;
@@ -265,6 +279,27 @@ export class IndexJobRunner {
       syncStartedAt: job.startedAt ?? new Date(this.now()),
       syncedColumns: chosenColumns(indexed),
     });
+  }
+
+  /**
+   * Every write of a sync made a version of the space, and its last fold rewrote the rows into fewer files; the
+   * older versions hold the files they replaced (as much again as the data, after a first sync) and go once no
+   * reader can need them: `keepVersionsMs` after the sync, not at the schedule's next round. A space a job is
+   * writing by then, in any process, is left to that job's own fold and cleanup.
+   */
+  private cleanUpLater(space: string): void {
+    const keep = this.deps.keepVersionsMs;
+    if (keep === undefined || this.stopping) return;
+    clearTimeout(this.cleanups.get(space));
+    const timer = setTimeout(() => {
+      this.cleanups.delete(space);
+      void (async () => {
+        if ((await this.deps.jobs.runningSpaces()).includes(space)) return;
+        await this.deps.store.cleanUp(space);
+      })().catch((error: unknown) => this.deps.logger.warn({ err: error, space }, 'index cleanup after a sync failed; the schedule tries again'));
+    }, keep + CLEANUP_MARGIN_MS);
+    timer.unref();
+    this.cleanups.set(space, timer);
   }
 
   /** Older jobs of the table are forgotten. */

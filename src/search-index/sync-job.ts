@@ -1,9 +1,18 @@
 /**
  * One sync of a source table into the search index (issue 27): read the table in primary key pages through the
- * connection's read-only executor, write the rows that are new or changed (a content hash skips the rest), embed
- * them when the table is searched semantically (reusing any vector already made for the same text), then drop the
- * rows that are gone from the source and fold the new rows into the index. Progress, with the cursor, is written
- * after every page, so a stopped job resumes where it was.
+ * connection's read-only executor, keep the rows that are new or changed (a content hash skips the rest), embed
+ * them when the table is searched semantically (reusing any vector already made for the same text), and write them
+ * several pages at a time; then drop the rows that are gone from the source and fold the new rows into the index.
+ *
+ * Each write makes a new version of the whole space's table, and each fold (optimize) compacts the space's small
+ * files and brings its text indexes up to date: folding a growing table every few pages rewrote it again and again
+ * (a million rows took six minutes and left 18 GB of old versions, docs/benchmarks.md). So rows are written in large
+ * appends, and a table's first sync folds once, at its end: until then none of its rows is searchable anyway (the
+ * table is not synced), and the other tables of the space are still found, their rows indexed as before. A later
+ * sync, whose table is searched while it runs, still folds every `optimizeEveryRows` written rows.
+ *
+ * Progress, with the cursor, is written after each write and covers only rows written, so a stopped job resumes
+ * after the last rows in the index, and re-reads what it held unwritten.
  */
 import { isValueTooLarge, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import type { IndexJobProgress, IndexJobRecord, NewIndexJob } from '../repositories/index-job-repository.js';
@@ -28,9 +37,20 @@ export interface SyncDeps {
   embedPageRows: number;
   /** Statement timeout of each read on the user's database. */
   queryTimeoutMs: number;
-  /** Rows written between two folds of new rows into the index during a long sync. */
+  /**
+   * Rows written between two folds of new rows into the index during a long sync of a table already searched (a
+   * first sync folds once, at its end).
+   */
   optimizeEveryRows: number;
+  /** Rows read before what they hold is written to the index in one write (fewer when their text is large). */
+  writeRows: number;
 }
+
+/**
+ * Characters of text, headings and stored fields held for one write, whatever the rows' size: the most one write
+ * costs in memory (the standard corpus's articles hold about 2,000 each, so `writeRows` comes first for them).
+ */
+export const WRITE_BATCH_CHARS = 96 * 1024 * 1024;
 
 export interface SyncRun {
   job: IndexJobRecord;
@@ -73,35 +93,60 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
     if (!(await deps.jobs.progress(job.id, { rowsTotal }))) return { status: 'cancelled' };
   }
 
+  // Rows read and ready to write, and the cursor and counters that will be saved once they are written.
+  const pending: IndexRow[] = [];
+  const pendingVectors = new Map<string, number[]>();
+  let pendingChars = 0;
+  let readSinceSave = 0;
   let sinceOptimize = 0;
+  const write = async (): Promise<boolean> => {
+    if (pending.length > 0) await (fresh ? space.append(pending) : space.upsert(pending));
+    sinceOptimize += pending.length;
+    pending.length = 0;
+    pendingVectors.clear();
+    pendingChars = 0;
+    readSinceSave = 0;
+    if (!fresh && sinceOptimize >= deps.optimizeEveryRows) {
+      await space.optimize();
+      sinceOptimize = 0;
+    }
+    return deps.jobs.progress(job.id, { ...counters, cursor: JSON.stringify(cursor), heartbeatAt: new Date(deps.now()) });
+  };
   for (;;) {
+    // Rows held but not written are dropped: the saved cursor is before them, so the resumed job reads them again.
     if (signal.aborted) return { status: 'stopped' };
     const room = job.rowLimit - counters.rowsDone;
     if (room <= 0) break;
     const size = Math.min(pageRows, room);
     const page = await readPage(executor, table, cursor, size, timeout);
     if (page.read === 0) break;
-    const written = page.rows.length > 0 ? await writePage(run, page.rows, counters, fresh) : 0;
+    if (page.rows.length > 0) {
+      for (const row of await changedRows(run, page.rows, counters, fresh, pendingVectors)) {
+        pending.push(row);
+        pendingChars += row.text.length + row.head.length + row.fields.length;
+        if (row.vector) pendingVectors.set(row.thash, row.vector);
+      }
+    }
     cursor = page.last;
     counters.rowsDone += page.read;
     counters.rowsOversize += page.oversize.length;
+    readSinceSave += page.read;
     // A row that grew too large since the last sync is not left in the index with its old values.
     if (!fresh && page.oversize.length > 0) await space.deleteRows(page.oversize.map((key) => rowId(run.src, primaryKeyJson(table, keyRow(table, key)))));
-    sinceOptimize += written;
-    if (sinceOptimize >= deps.optimizeEveryRows) {
-      await space.optimize();
-      sinceOptimize = 0;
-    }
-    const saved = await deps.jobs.progress(job.id, { ...counters, cursor: JSON.stringify(cursor), heartbeatAt: new Date(deps.now()) });
-    if (!saved) return { status: 'cancelled' };
     if (page.end) break;
+    if (readSinceSave >= deps.writeRows || pendingChars >= WRITE_BATCH_CHARS) {
+      if (!(await write())) return { status: 'cancelled' };
+    }
   }
+  if (signal.aborted) return { status: 'stopped' };
+  if (readSinceSave > 0 && !(await write())) return { status: 'cancelled' };
 
   if (signal.aborted) return { status: 'stopped' };
   const truncated = counters.rowsDone >= job.rowLimit && (await hasMoreRows(executor, table, cursor, timeout));
   // Rows the index could hold (a key too long to index is read but never written): a smaller count would hide a
   // deleted row behind each such row.
   const rowsDeleted = await dropGoneRows(run, counters.rowsWritten + counters.rowsSkipped, truncated ? cursor : null, timeout);
+  // One fold: the new rows compacted and added to the text indexes (built here for a first sync's rows).
   await space.optimize();
   const rows = await space.countRows(run.src);
   const finished = await deps.jobs.finish(job.id, 'done', {
@@ -177,8 +222,11 @@ async function rowSize(executor: SqlExecutor, table: TableSchema, key: unknown[]
   }
 }
 
-/** Writes the page's new and changed rows (with vectors for semantic tables); returns how many were written. */
-async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], counters: Counters, fresh: boolean): Promise<number> {
+/**
+ * The page's rows that are new or changed (with vectors for semantic tables), to be written; `held` are the vectors
+ * of rows read before and not written yet (by text hash), reused too.
+ */
+async function changedRows(run: SyncRun, sourceRows: Record<string, unknown>[], counters: Counters, fresh: boolean, held: Map<string, number[]>): Promise<IndexRow[]> {
   const { space, provider } = run;
   const rows = sourceRows.map((row) => indexRowOf(run.src, run.table, row, run.columns)).filter((row): row is IndexRow => row !== null);
   const stored = fresh ? new Map<string, never>() : await space.existing(rows.map((row) => row.rid));
@@ -188,22 +236,23 @@ async function writePage(run: SyncRun, sourceRows: Record<string, unknown>[], co
   });
   counters.rowsSkipped += rows.length - changed.length;
   if (provider) {
-    counters.rowsEmbedded += await attachVectors(space, provider, changed);
+    counters.rowsEmbedded += await attachVectors(space, provider, changed, held);
     const dimensions = changed.find((row) => row.vector)?.vector?.length;
     if (dimensions) await space.ensureVectorColumn(dimensions);
   }
-  await (fresh ? space.append(changed) : space.upsert(changed));
   counters.rowsWritten += changed.length;
-  return changed.length;
+  return changed;
 }
 
 /**
- * Gives every row with text a vector of the provider's model: one already in the space for the same text (another
- * table, or this row before a change of its other fields), else a new embedding. Returns how many were embedded.
+ * Gives every row with text a vector of the provider's model: one already in the space or among the rows held for
+ * the next write for the same text (another table, or this row before a change of its other fields), else a new
+ * embedding. Returns how many were embedded.
  */
-async function attachVectors(space: IndexSpace, provider: EmbeddingProvider, rows: IndexRow[]): Promise<number> {
+async function attachVectors(space: IndexSpace, provider: EmbeddingProvider, rows: IndexRow[], held: Map<string, number[]>): Promise<number> {
   const withText = rows.filter((row) => row.text !== '');
-  const known = await space.vectorsFor([...new Set(withText.map((row) => row.thash))], provider.id);
+  const known = await space.vectorsFor([...new Set(withText.filter((row) => !held.has(row.thash)).map((row) => row.thash))], provider.id);
+  for (const row of withText) if (held.has(row.thash)) known.set(row.thash, held.get(row.thash)!);
   const missing = withText.filter((row) => !known.has(row.thash));
   const texts = [...new Map(missing.map((row) => [row.thash, embeddingText(row)])).entries()];
   const embedded = await provider.embed(texts.map(([, text]) => text), 'bulk');

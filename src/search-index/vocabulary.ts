@@ -261,17 +261,16 @@ const FINISH_SLICE = 2000;
 
 interface Gathered {
   rows: number;
-  /** Words of the rows, stop words left out. */
-  words: number;
-  /** Occurrences of each word. */
-  counts: Map<string, number>;
-  /** Rows holding each word (a row counts once: `lastRow` says which row counted last). */
-  wordRows: Map<string, number>;
-  lastRow: Map<string, number>;
+  /** Each word's occurrences and rows (a row counts once: `last` says which row counted last). */
+  words: Map<string, { count: number; rows: number; last: number }>;
   heading: { rows: number; words: number; occurrences: Map<string, number> };
 }
 
-/** Gathers a space's words from its rows' text; `terms` says how many distinct ones so far (to bound memory). */
+/**
+ * Gathers a space's words from its rows' text; `terms` says how many distinct ones so far (to bound memory). Every
+ * word of every row passes here (a million rows of articles are about 150 million words), so a word costs one map
+ * lookup, and ASCII text, the usual case, is cut into words by its character codes rather than a match per word.
+ */
 export class VocabularyBuilder {
   private readonly tables = new Map<string, Gathered>();
   terms = 0;
@@ -284,24 +283,46 @@ export class VocabularyBuilder {
     return word;
   }
 
+  private count(table: Gathered, word: string, row: number): void {
+    const entry = table.words.get(word);
+    if (entry === undefined) {
+      table.words.set(word, { count: 1, rows: 1, last: row });
+      this.terms += 1;
+      return;
+    }
+    entry.count += 1;
+    if (entry.last !== row) {
+      entry.last = row;
+      entry.rows += 1;
+    }
+  }
+
   /** One row: its text, and its heading when its table has one. */
   add(src: string, text: string, heading?: string | null): void {
     let table = this.tables.get(src);
     if (!table) {
-      table = { rows: 0, words: 0, counts: new Map(), wordRows: new Map(), lastRow: new Map(), heading: { rows: 0, words: 0, occurrences: new Map() } };
+      table = { rows: 0, words: new Map(), heading: { rows: 0, words: 0, occurrences: new Map() } };
       this.tables.set(src, table);
     }
     const row = (table.rows += 1);
-    for (const [raw] of text.matchAll(WORD)) {
-      const word = this.fold(raw);
-      if (word === null) continue;
-      if (!isFoldedStopWord(word)) table.words += 1;
-      const seen = table.counts.get(word);
-      if (seen === undefined) this.terms += 1;
-      table.counts.set(word, (seen ?? 0) + 1);
-      if (table.lastRow.get(word) !== row) {
-        table.lastRow.set(word, row);
-        table.wordRows.set(word, (table.wordRows.get(word) ?? 0) + 1);
+    if (ASCII.test(text)) {
+      // ASCII words are runs of letters and digits, folded by lower-casing (what WORD and fold() make of them).
+      const lower = text.toLowerCase();
+      let start = -1;
+      for (let i = 0; i <= lower.length; i++) {
+        const c = i < lower.length ? lower.charCodeAt(i) : 0;
+        const inWord = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+        if (inWord) {
+          if (start < 0) start = i;
+        } else if (start >= 0) {
+          if (i - start <= this.maxTokenBytes) this.count(table, lower.slice(start, i), row);
+          start = -1;
+        }
+      }
+    } else {
+      for (const [raw] of text.matchAll(WORD)) {
+        const word = this.fold(raw);
+        if (word !== null) this.count(table, word, row);
       }
     }
     // An empty heading is a row of the heading's index all the same (of no words): it counts in the statistics.
@@ -329,12 +350,15 @@ export class VocabularyBuilder {
       return found;
     };
     for (const [src, gathered] of this.tables) {
-      const stats: TableStats = { rows: gathered.rows, words: gathered.words, stemRows: new Map(), heading: { rows: gathered.heading.rows, words: gathered.heading.words, occurrences: new Map() } };
+      // The rows' length in words as BM25 counts it: every occurrence of a word the index keeps (stop words dropped).
+      let textWords = 0;
+      for (const [word, { count }] of gathered.words) if (!isFoldedStopWord(word)) textWords += count;
+      const stats: TableStats = { rows: gathered.rows, words: textWords, stemRows: new Map(), heading: { rows: gathered.heading.rows, words: gathered.heading.words, occurrences: new Map() } };
       const words: string[] = [];
       // A stem's rows from its words' rows ("kettle", "kettles"), as if they came in rows independently: the share of
       // rows holding none of them is the product of the shares without each.
       const without = new Map<string, number>();
-      for (const [word, rows] of gathered.wordRows) {
+      for (const [word, { rows }] of gathered.words) {
         // The index drops stop words, so they never make a word present.
         if (!isFoldedStopWord(word)) {
           const stemmed = await stemOf(word);
@@ -348,7 +372,7 @@ export class VocabularyBuilder {
         stats.heading.occurrences.set(stemmed, (stats.heading.occurrences.get(stemmed) ?? 0) + n);
       }
       words.sort();
-      tables.set(src, new TableWords(words, Uint32Array.from(words, (w) => gathered.counts.get(w)!), stats));
+      tables.set(src, new TableWords(words, Uint32Array.from(words, (w) => gathered.words.get(w)!.count), stats));
     }
     this.tables.clear();
     return new SpaceVocabulary(tables);

@@ -19,8 +19,8 @@ import { operatorCommand } from '../support/operator.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { freshPostgresDatabase } from '../support/stores.js';
 
-/** Enough rows for a sync of several pages (5,000 rows each): the job is killed after its first page is saved. */
-const ROWS = 40_000;
+/** Enough rows for a sync of several writes (20,000 rows each): the job is killed after its first write is saved. */
+const ROWS = 60_000;
 /** The default staleness, as a start without INDEX_SYNC_STALE_MS has it. */
 const timings = takeoverTimings();
 

@@ -3,6 +3,7 @@
  * table searchable, one job per search space runs even with two runners on one store, a job whose process died is
  * claimed again once its heartbeat is stale, and a graceful stop hands running jobs back as queued.
  */
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PooledExecutor } from '../../../src/connectors/index.js';
 import { EmbeddingError } from '../../../src/embeddings/index.js';
@@ -10,7 +11,7 @@ import { IndexJobModel } from '../../../src/models/index.js';
 import { databaseConnectionRepository } from '../../../src/repositories/database-connection-repository.js';
 import { indexJobRepository as jobs, type IndexJobRecord } from '../../../src/repositories/index-job-repository.js';
 import { indexTableRepository as tables, type IndexTableRecord } from '../../../src/repositories/index-table-repository.js';
-import { spaceName } from '../../../src/search-index/index-store.js';
+import { IndexStore, spaceName } from '../../../src/search-index/index-store.js';
 import { IndexJobRunner, type JobRunnerDeps } from '../../../src/search-index/job-runner.js';
 import { addConnection, addUser, docsTable, FakeProvider, openStore, queueJob, rowText, silentLogger, SLOW, sourceTable, until, type TestStore } from './support.js';
 
@@ -39,7 +40,7 @@ function runner(provider: FakeProvider, overrides: Partial<JobRunnerDeps> = {}):
     tablesOf: async () => [docsTable],
     logger: silentLogger,
     onSynced: (connectionId, tableName) => synced.push(`${connectionId}:${tableName}`),
-    sync: { pageRows: 5, embedPageRows: 5 },
+    sync: { pageRows: 5, embedPageRows: 5, writeRows: 5 },
     pollMs: 600_000,
     heartbeatMs: 600_000,
     ...overrides,
@@ -92,6 +93,25 @@ describe('a finished sync', () => {
     });
     expect(atFinish).toMatchObject({ id: table.id, rows: 20, vectorModel: provider.id, syncedAt: expect.any(Date) });
     expect(toldAtFinish).toEqual([`${store.connection.id}:docs`]);
+  }, SLOW);
+
+  it('when a sync ends, then the versions it wrote are removed once they are older than the versions kept', async () => {
+    // The store and the runner keep old versions for a second (INDEX_KEEP_VERSIONS_MS).
+    const index = new IndexStore({ uri: join(store.dir, 'index'), readConsistencySeconds: 0, keepVersionsMs: 1000 });
+    try {
+      await indexed(false);
+      const r = runner(new FakeProvider(), { store: index, keepVersionsMs: 1000 });
+      await r.pump();
+      await r.idle();
+      const space = (await index.space(store.space))!;
+      expect(await space.versions()).toBeGreaterThan(1);
+      // Nothing else writes the space or cleans it up: only the runner's cleanup after the sync removes them.
+      await until(async () => (await space.versions()) === 1, 'one version left');
+      expect(await space.countRows('itb_db_1')).toBe(20);
+      await r.stop();
+    } finally {
+      await index.close();
+    }
   }, SLOW);
 
   it('when a table is synced again, then only its newest ended job is kept', async () => {

@@ -49,7 +49,7 @@ async function sync(options: SyncOptions = {}): Promise<{ outcome: SyncOutcome; 
   const claimed = await jobs.claimNext(new Date(), new Date(Date.now() - 60_000), []);
   expect(claimed?.id).toBe(queued.id);
   const outcome = await runSyncJob(
-    { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000, ...options.deps },
+    { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000, writeRows: 7, ...options.deps },
     {
       job: claimed!, executor: options.executor ?? source, table: options.table ?? docsTable, src: options.src ?? SRC, space,
       provider, columns: [], signal: options.signal ?? new AbortController().signal,
@@ -148,12 +148,73 @@ describe('a text sync', () => {
     expect(resumed.job).toMatchObject({ status: 'done', rowsDone: 20, rowsWritten: 20, rowsSkipped: 0 });
   }, SLOW);
 
+  it("when a table's first sync runs, then it writes several pages at a time and folds its rows into the index once, at its end", async () => {
+    const calls: string[] = [];
+    for (const name of ['append', 'upsert', 'optimize'] as const) {
+      const original = space[name].bind(space) as (...args: unknown[]) => Promise<unknown>;
+      (space as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        calls.push(name === 'optimize' ? name : `${name} ${(args[0] as unknown[]).length}`);
+        return original(...args);
+      };
+    }
+    const { outcome, job } = await sync({ deps: { writeRows: 14, optimizeEveryRows: 7 } });
+    expect(outcome).toEqual({ status: 'done', rows: 20, truncated: false });
+    expect(job).toMatchObject({ rowsDone: 20, rowsWritten: 20, cursor: '[20]' });
+    // Pages of 7 rows: two pages in one append, the last page in another; one fold after the last write.
+    expect(calls).toEqual(['append 14', 'append 6', 'optimize']);
+    expect(await found('title 7')).toContain(rid(7));
+
+    // A later sync of the table, searched while it runs, folds what it rewrote every `optimizeEveryRows` rows.
+    await onSource(store.dir, ['UPDATE docs SET views = views + 1']);
+    calls.length = 0;
+    await sync({ deps: { writeRows: 14, optimizeEveryRows: 7 } });
+    expect(calls).toEqual(['upsert 14', 'optimize', 'upsert 6', 'optimize']);
+  }, SLOW);
+
+  it('when a sync stops with rows read but not written yet, then its saved cursor covers only the rows in the index and the resumed job writes every row once', async () => {
+    const abort = new AbortController();
+    // The third page's read stops the job: it has written the first two pages (one write), holds the third.
+    const stopping: SqlExecutor = { ...source, engine: 'sqlite', quoteIdent: source.quoteIdent, placeholder: source.placeholder,
+      query: (sql, params, options) => {
+        if (/ORDER BY/.test(sql) && params?.[0] === 14) abort.abort();
+        return source.query(sql, params, options);
+      } };
+    const stopped = await sync({ signal: abort.signal, executor: stopping, deps: { writeRows: 14 } });
+    expect(stopped.outcome).toEqual({ status: 'stopped' });
+    expect(stopped.job).toMatchObject({ status: 'running', rowsDone: 14, rowsWritten: 14, cursor: '[14]' });
+    expect(await space.countRows(SRC)).toBe(14);
+    await jobs.release([stopped.job.id]);
+
+    const resumed = await sync({ job: stopped.job, deps: { writeRows: 14 } });
+    expect(resumed.outcome).toEqual({ status: 'done', rows: 20, truncated: false });
+    expect(resumed.job).toMatchObject({ status: 'done', rowsDone: 20, rowsWritten: 20 });
+    expect(await space.countRows(SRC)).toBe(20);
+    expect(await space.rows(Array.from({ length: 20 }, (_, i) => rid(i + 1)))).toHaveLength(20);
+  }, SLOW);
+
+  it('when a process dies after a write but before its progress is saved, then the resumed job rewrites those rows without a copy', async () => {
+    let saves = 0;
+    const dying = { ...jobs, progress: async (id: string, changes: Parameters<typeof jobs.progress>[1]) => {
+      if (changes.cursor && ++saves === 2) throw new Error('the process died');
+      return jobs.progress(id, changes);
+    } };
+    await expect(sync({ deps: { jobs: dying, writeRows: 7 } })).rejects.toThrow('the process died');
+    const left = (await jobs.latest(store.connection.id, 'docs'))!;
+    expect(left).toMatchObject({ cursor: '[7]', rowsWritten: 7 });
+    expect(await space.countRows(SRC)).toBe(14);
+    await jobs.release([left.id]);
+
+    const resumed = await sync({ job: left, deps: { writeRows: 7 } });
+    expect(resumed.outcome).toEqual({ status: 'done', rows: 20, truncated: false });
+    expect(await space.countRows(SRC)).toBe(20);
+  }, SLOW);
+
   it('when the job was cancelled in the store, then the sync ends cancelled without writing', async () => {
     const job = await queueJob(store);
     await jobs.claimNext(new Date(), new Date(Date.now() - 60_000), []);
     await jobs.cancel(job.id, new Date());
     const outcome = await runSyncJob(
-      { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000 },
+      { jobs, now: Date.now, pageRows: 7, embedPageRows: 4, queryTimeoutMs: 5000, optimizeEveryRows: 1_000_000, writeRows: 7 },
       { job: (await jobs.findById(job.id))!, executor: source, table: docsTable, src: SRC, space, provider: null, columns: [], signal: new AbortController().signal },
     );
     expect(outcome).toEqual({ status: 'cancelled' });

@@ -32,6 +32,24 @@ describe('SpaceVocabulary', () => {
     }
   });
 
+  it('when a row is plain ASCII, then it is cut into the same words, counts and rows as the same row with an accented word', async () => {
+    const text = 'Kettle, kettles_42 & KETTLE-boil x9 ab "quoted" 2024 ' + 'w'.repeat(40) + ' ' + 'v'.repeat(41) + ' kettle\u007fjar';
+    const ascii = new VocabularyBuilder(40);
+    ascii.add('src_a', text);
+    ascii.add('src_a', 'kettle jar');
+    const accented = new VocabularyBuilder(40);
+    accented.add('src_a', `${text} \u00e9t\u00e9`);
+    accented.add('src_a', 'kettle jar \u00e9t\u00e9');
+    const [a, b] = [await ascii.finish(), await accented.finish()];
+    expect(b.terms - a.terms).toBe(2); // "ete" and its stem, nothing else
+    for (const word of ['kettle', 'kettles', '42', 'boil', 'x9', 'ab', 'quoted', '2024', 'jar', 'w'.repeat(40), 'v'.repeat(41)]) {
+      expect(a.near(word, 1, null), word).toEqual(b.near(word, 1, null));
+      expect(a.estimateRows([word], null), word).toBe(b.estimateRows([word], null));
+    }
+    expect(a.near('kettl', 1, null)).toEqual([{ word: 'kettle', distance: 1, count: 4 }]);
+    expect(a.estimateRows(['jar'], null)).toBe(2);
+  });
+
   it('when a swap of neighbours is compared, then it is one edit apart for words and two for the index\'s stems', async () => {
     const builder = new VocabularyBuilder(40);
     builder.add('src_a', 'kettle');
