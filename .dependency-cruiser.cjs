@@ -3,6 +3,7 @@
  * (services, repositories, engines, connectors, the store and the shared lower layers, and the composition root that
  * wires them) never sees the web: only src/api, src/http and src/handlers know Koa, openapi-backend, statuses and
  * headers. Below the services nothing reaches back up into them. No module of src takes part in an import cycle.
+ * Scripts (benchmarks, operator commands) import nothing from test/.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 /** What the services stand on: repositories, models, the store, the two search engines, connectors and shared code. */
@@ -32,6 +33,13 @@ module.exports = {
       comment: 'Engines, repositories and connectors are called by services with plain arguments; they never call a service back.',
       from: { path: belowServices },
       to: { path: '^src/(services/|composition[.]ts$)' },
+    },
+    {
+      name: 'tooling-not-to-tests',
+      severity: 'error',
+      comment: 'Benchmarks and operator scripts stand on scripts/lib and src; tests may use scripts/lib, never the reverse.',
+      from: { path: '^scripts/' },
+      to: { path: '^test/' },
     },
     {
       name: 'no-circular',

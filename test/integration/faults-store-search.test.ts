@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
-import { liftKeyLimits } from '../../scripts/lib/bench.js';
+import { liftKeyLimits } from '../../scripts/lib/store-admin.js';
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { onPrivatePostgres, startPrivatePostgres, type PrivatePostgres } from '../support/fault-instances.js';

@@ -1,7 +1,7 @@
 /**
  * Many machines, one index, on a real S3-compatible server: three Quarry processes (their own OS processes) on one
  * PostgreSQL store, one Redis and one index on s3rver (loopback, started here) behind the proxy that honours
- * conditional writes (test/support/s3rver.ts; s3rver alone is refused at start). Two of them sync, the third only
+ * conditional writes (scripts/lib/s3rver.ts; s3rver alone is refused at start). Two of them sync, the third only
  * answers. A PostgreSQL table is synced; the others answer every search meanwhile; the process running the sync is
  * killed with SIGKILL mid-job and the other syncing one takes it over, so the index ends equal to the source, row
  * by row; then s3rver stops and searches are answered live, marked per database, and health reports the index's

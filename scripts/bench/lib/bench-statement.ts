@@ -1,8 +1,8 @@
-import { createExecutor, DIALECTS } from '../../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../../src/sql-search/queries.js';
-import { loadSearchSchema } from '../../src/sql-search/schema-catalog.js';
-import { chooseTargets } from '../../src/sql-search/targets.js';
-import type { Statement } from '../../src/sql-search/types.js';
+import { createExecutor, DIALECTS } from '../../../src/connectors/index.js';
+import { compileQuery, tableQueries } from '../../../src/sql-search/queries.js';
+import { loadSearchSchema } from '../../../src/sql-search/schema-catalog.js';
+import { chooseTargets } from '../../../src/sql-search/targets.js';
+import type { Statement } from '../../../src/sql-search/types.js';
 
 /**
  * bench:live-overhead's "pg direct" statement: what Quarry's builder makes for a natural-mode query on the bench corpus's

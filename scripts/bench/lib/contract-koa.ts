@@ -9,8 +9,8 @@
 import Koa from 'koa';
 import { jwtVerify } from 'jose';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
-import { backendOptions } from '../../src/api/backend.js';
-import { useRouteTable } from '../../src/api/route-table.js';
+import { backendOptions } from '../../../src/api/backend.js';
+import { useRouteTable } from '../../../src/api/route-table.js';
 
 // As Quarry's TokenService: the secret imported once as an HMAC CryptoKey.
 const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(process.env.JWT_SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);

@@ -29,13 +29,15 @@ export interface CorpusQueries {
   common200: string[];
 }
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+/** The corpus generator beside the repository (../shared/bench), as every benchmark reads it. */
+export const CORPUS_GENERATOR = join(root, '../shared/bench/gen-corpus.cjs');
 
 /** The corpus files, generated on first use (about 3 s, byte-identical every time). */
 export function ensureCorpus(): CorpusQueries {
   if (!existsSync(join(CORPUS_DIR, 'queries.json')) || !existsSync(join(CORPUS_DIR, 'articles.tsv'))) {
     console.log(`generating the corpus in ${CORPUS_DIR}`);
-    execFileSync(process.execPath, [join(root, '../shared/bench/gen-corpus.cjs'), CORPUS_DIR], { stdio: 'inherit' });
+    execFileSync(process.execPath, [CORPUS_GENERATOR, CORPUS_DIR], { stdio: 'inherit' });
   }
   return JSON.parse(readFileSync(join(CORPUS_DIR, 'queries.json'), 'utf8')) as CorpusQueries;
 }

@@ -3,7 +3,7 @@
  * rows, and how much disk it leaves, against Sphinx's indexer reading the same PostgreSQL table in the same run.
  *
  * - Rows: the standard corpus (../shared/bench, table `articles`) and, with `--rows 1000000`, also the corpus ten
- *   times over (`articles_1m`), loaded into PostgreSQL as scripts/lib/bench-corpus.ts does for every benchmark.
+ *   times over (`articles_1m`), loaded into PostgreSQL as scripts/bench/lib/bench-corpus.ts does for every benchmark.
  * - Each Quarry runs built, as `npm start` runs it (scripts/lib/spawn-server.ts), in a fresh data folder, one sync at
  *   a time; the table is connected by a new account and timed from the connection to the table being searchable
  *   (as the anchor times it): rows per second of the whole first sync, text only, no vectors. Then the index
@@ -13,7 +13,7 @@
  *   so the run does not wait five minutes per sync), with the number of versions left.
  * - With `--baseline <git ref>`, Quarry at that commit syncs the same tables in the same run, taking turns with the
  *   current code (who goes first alternates), so both see the machine alike: the before and after of one run.
- * - Sphinx's indexer (scripts/lib/sphinx.ts) reads each table once: its seconds from start to exit and its bytes.
+ * - Sphinx's indexer (scripts/bench/lib/sphinx.ts) reads each table once: its seconds from start to exit and its bytes.
  * - The machine's load average is printed before and after each sync: the machine may be shared.
  * Targets (issue 31): rows/s at 1M at least the rate at 100k divided by 1.2 (linear), at least 10,000 rows/s, and
  * the disk at most 1.5 x the current version's bytes after the sync.
@@ -28,9 +28,9 @@ import { checkoutBaseline, treeBytes } from './lib/anchor.js';
 import {
   articles, benchPgUrl, CORPUS_ROWS, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, ensurePostgresMillion, MILLION_ROWS, MILLION_TABLE,
 } from './lib/bench-corpus.js';
-import { spawnServer } from './lib/spawn-server.js';
+import { spawnServer } from '../lib/spawn-server.js';
 import { peakRssOf, rssOf, startSphinx } from './lib/sphinx.js';
-import { setAccount } from './lib/store-admin.js';
+import { setAccount } from '../lib/store-admin.js';
 
 const TARGET_LINEAR = 1.2;
 const TARGET_ROWS_PER_S = 10_000;

@@ -11,13 +11,13 @@
  * Relevance: nDCG@10 and MAP on Cranfield (../shared/bench/relevance). Speed: p50/p90 of verbose 8-word any-word
  * queries (a new one per request, limit 1101 as the index search asks) on the 100,000-article standard corpus.
  *
- *   npx tsx scripts/bench-heading.ts [queries per variant, default 100]
+ *   npx tsx scripts/bench/heading.ts [queries per variant, default 100]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HEADING_BOOST, MAX_TOKEN_BYTES } from '../src/search-index/index-store.js';
-import { loadLance } from '../src/search-index/lance.js';
+import { HEADING_BOOST, MAX_TOKEN_BYTES } from '../../src/search-index/index-store.js';
+import { loadLance } from '../../src/search-index/lance.js';
 import { articles, ensureCorpus, verboseQueries } from './lib/bench-corpus.js';
 import { loadCranfield, measure } from './lib/cranfield.js';
 

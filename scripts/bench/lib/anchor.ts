@@ -4,9 +4,9 @@
  * `npm run bench:search` runs it after its per-engine part, `npm run bench:anchor` runs it alone.
  *
  * - Rows: the standard corpus (../shared/bench: 100,000 articles, table `articles`), or with `rows: 1_000_000` the
- *   corpus ten times over with ids offset by 100,000 per copy (table `articles_1m`, scripts/lib/bench-corpus.ts).
+ *   corpus ten times over with ids offset by 100,000 per copy (table `articles_1m`, scripts/bench/lib/bench-corpus.ts).
  * - Each Quarry runs built, as `npm start` runs it, with the result cache and the rate limiter off, and the
- *   event-loop probe (scripts/lib/loop-probe.mjs) preloaded; the table is connected and its first sync timed from
+ *   event-loop probe (scripts/bench/lib/loop-probe.mjs) preloaded; the table is connected and its first sync timed from
  *   the connection to the table being searchable. Sphinx's indexer reads the same table; its time is from its start
  *   to its exit. Each reports the index's bytes on disk.
  * - Three query sets, a new query for every request so no cache flatters a figure: verbose (8 words of a corpus row,
@@ -28,13 +28,13 @@ import {
   articles, benchPgUrl, CORPUS_ROWS, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, ensurePostgresMillion, MILLION_ROWS,
   MILLION_TABLE, verboseQueries,
 } from './bench-corpus.js';
-import { spawnServer, type ServerProcess } from './spawn-server.js';
+import { spawnServer, type ServerProcess } from '../../lib/spawn-server.js';
 import { peakRssOf, rssOf, startSphinx } from './sphinx.js';
 import { median, percentile } from './stats.js';
-import { setAccount } from './store-admin.js';
+import { setAccount } from '../../lib/store-admin.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const LOOP_PROBE = join(root, 'scripts/lib/loop-probe.mjs');
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const LOOP_PROBE = join(root, 'scripts/bench/lib/loop-probe.mjs');
 const LIMIT = 10;
 const WARMUP = 20;
 const ROUNDS = 3;
@@ -56,7 +56,7 @@ export interface AnchorArgs extends AnchorOptions {
   /**
    * `--index-uri`: instead of the other parts, Quarry with its index in a local folder against Quarry with its index
    * at this URI (an object store), in one run; `s3` starts s3rver on loopback behind the proxy that honours
-   * conditional writes (test/support/s3rver.ts).
+   * conditional writes (scripts/lib/s3rver.ts).
    */
   indexUri?: string;
 }
@@ -146,7 +146,7 @@ export function treeBytes(dir: string): number {
   return sum;
 }
 
-/** scripts/lib/loop-probe.mjs's reading: SIGUSR2, then its next `LOOP-PROBE {json}` line on stderr. */
+/** scripts/bench/lib/loop-probe.mjs's reading: SIGUSR2, then its next `LOOP-PROBE {json}` line on stderr. */
 async function readLoopProbe(server: ServerProcess): Promise<LoopReading> {
   const seen = server.output().length;
   server.child.kill('SIGUSR2');
@@ -483,7 +483,7 @@ export async function runObjectStoreComparison(options: { requests: number; rows
   let env: Record<string, string>;
   let where: string;
   if (options.indexUri === 's3') {
-    const { startS3rver, S3RVER_CREDENTIALS } = await import('../../test/support/s3rver.js');
+    const { startS3rver, S3RVER_CREDENTIALS } = await import('../../lib/s3rver.js');
     s3 = await startS3rver('quarry-bench');
     env = {
       INDEX_URI: `s3://quarry-bench/index-${Date.now()}`, INDEX_S3_ENDPOINT: s3.url, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',

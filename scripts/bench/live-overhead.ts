@@ -17,7 +17,7 @@
  * concurrent clients, each path on its own. The overhead at p50 is the median of the per-pair differences (the
  * difference of the two p50s is printed too); each comes with its 95% bootstrap interval, and the target counts as
  * met only when the whole interval is under 2 ms. Two floors, from the same client: bare Koa answering the same JSON
- * as a real search (what any HTTP answer costs here), and the proxy floor (scripts/lib/search-proxy-floor.ts: Koa +
+ * as a real search (what any HTTP answer costs here), and the proxy floor (scripts/bench/lib/search-proxy-floor.ts: Koa +
  * koa-bodyparser + pg running the same SQL, what any Node search API in front of the database costs here). A design
  * check measures the direct path against itself through a second pool in the same way: a path that adds nothing
  * should come out at about 0, so it shows how far the design itself can move a figure.
@@ -25,11 +25,11 @@
  * on a virtual machine a process woken after a long wait runs its code slower for a while (caches cold, the vCPU
  * rescheduled), and a common word's long query is exactly such a wait, so this row separates what the wait costs
  * from what a common word's rows cost.
- * With BENCH_PROBE=1 the server also runs scripts/lib/stage-probe.mjs, and each query set's line adds the
+ * With BENCH_PROBE=1 the server also runs scripts/bench/lib/stage-probe.mjs, and each query set's line adds the
  * server's own time around the query (medians, request start to first byte to PostgreSQL, last byte from it to the
  * response's finish) during the Quarry pairs: the probe touches every socket write, so use it to see where the
  * time goes, not for the headline figure.
- *   npx tsx scripts/bench-live-overhead.ts [seconds per case] [pairs at least per query set]
+ *   npx tsx scripts/bench/live-overhead.ts [seconds per case] [pairs at least per query set]
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -37,12 +37,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ApiClient } from '../test/support/api-client.js';
-import { createKey, registerUser } from '../test/support/factories.js';
-import { liftKeyLimits } from './lib/bench.js';
+import { ApiClient } from '../lib/api-client.js';
+import { createKey, registerUser } from '../lib/accounts.js';
+import { liftKeyLimits } from '../lib/store-admin.js';
 import { articles, benchPgUrl, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase } from './lib/bench-corpus.js';
 import { benchStatementBuilder } from './lib/bench-statement.js';
-import { spawnServer, startScript } from './lib/spawn-server.js';
+import { spawnServer, startScript } from '../lib/spawn-server.js';
 import { median, percentile } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 8);
@@ -52,7 +52,7 @@ const seconds = Number(process.argv[2] ?? 8);
  */
 const minPairs = Number(process.argv[3] ?? 200);
 if (!(seconds > 0) || !Number.isInteger(minPairs) || minPairs < 10) {
-  console.error('usage: npx tsx scripts/bench-live-overhead.ts [seconds per case > 0] [pairs at least per query set, >= 10]');
+  console.error('usage: npx tsx scripts/bench/live-overhead.ts [seconds per case > 0] [pairs at least per query set, >= 10]');
   process.exit(2);
 }
 const ROWS = 100_000;
@@ -68,14 +68,14 @@ const IDLE_PAIRS = 400;
 const MIN_JUDGED_PAIRS = 100;
 /** Searches each path serves before anything is measured: the server's code optimised, its pools and caches filled. */
 const WARMUP = 1000;
-const root = fileURLToPath(new URL('../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const probing = process.env.BENCH_PROBE === '1';
 const benchUrl = benchPgUrl();
 /**
  * PostgreSQL's max_parallel_workers_per_gather for the bench database, set on the database so that every path's
  * connections (pg direct, Quarry, the proxy floor) plan alike: 0 by default, `server` leaves PostgreSQL's own setting.
  * On a 2-vCPU machine that also runs the load generator and the servers, a common word's parallel plan is slower and
- * its back-to-back runs differ far more (scripts/bench-pg-parallel.ts, three runs on 2026-11-25: median query 96.0
+ * its back-to-back runs differ far more (scripts/bench/pg-parallel.ts, three runs on 2026-11-25: median query 96.0
  * to 103.3 ms with two workers against 84.6 to 88.9 without; median absolute deviation of the pair differences 3.51
  * to 5.59 ms against 1.14 to 2.24): the workers fight the processes being measured, so with them the intervals
  * measure PostgreSQL's scheduling more than Quarry.
@@ -232,9 +232,9 @@ const server = await spawnServer({
   ...(probing ? { BENCH_PG_PORT: benchUrl.port || '5432' } : {}),
 }, {
   built: process.env.BENCH_TSX !== '1',
-  nodeArgs: probing ? ['--import', join(root, 'scripts/lib/stage-probe.mjs')] : [],
+  nodeArgs: probing ? ['--import', join(root, 'scripts/bench/lib/stage-probe.mjs')] : [],
 });
-/** scripts/lib/stage-probe.mjs's medians over the requests since its last reading. */
+/** scripts/bench/lib/stage-probe.mjs's medians over the requests since its last reading. */
 interface ProbeFigures {
   requests: number;
   beforeQueryMs: number;
@@ -315,15 +315,15 @@ try {
   // The HTTP floor: bare Koa answering this very search's JSON, no search behind it, from the same client code.
   const answerFile = join(dataDir, 'answer.json');
   writeFileSync(answerFile, JSON.stringify(check.body));
-  const floorServer = await startScript('scripts/lib/bare-koa.ts', { BODY_FILE: answerFile });
+  const floorServer = await startScript('scripts/bench/lib/bare-koa.ts', { BODY_FILE: answerFile });
   const viaFloor = (text: string) => post(`${floorServer.url}/`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT, live: true }), {}, '"success":true');
   // Measured like Quarry: alternating with the direct query, so it sees the same machine between requests.
   const floor = (await latencyPair('rare200', (i) => viaPg(queries.rare200[i % 200]!), (i) => viaFloor(queries.rare200[i % 200]!))).b;
   floor.label = 'bare Koa answering the same JSON';
   floorServer.stop();
 
-  // The proxy floor (scripts/lib/search-proxy-floor.ts): the same SQL through the thinnest Koa search proxy.
-  const proxyServer = await startScript('scripts/lib/search-proxy-floor.ts', { BENCH_PG_URL: benchUrl.toString(), POOL_SIZE: String(POOL_SIZE) });
+  // The proxy floor (scripts/bench/lib/search-proxy-floor.ts): the same SQL through the thinnest Koa search proxy.
+  const proxyServer = await startScript('scripts/bench/lib/search-proxy-floor.ts', { BENCH_PG_URL: benchUrl.toString(), POOL_SIZE: String(POOL_SIZE) });
   const viaProxy = (text: string) => post(`${proxyServer.url}/`, JSON.stringify({ query: text, databases: [databaseId], limit: LIMIT, live: true }), {}, '"status":"ok"');
   for (let i = 0; i < WARMUP; i++) await viaProxy(queries.rare200[i % 200]!);
 

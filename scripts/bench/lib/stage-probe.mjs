@@ -44,6 +44,7 @@ net.Socket.prototype.emit = function probedEmit(event, ...args) {
   return emit.call(this, event, ...args);
 };
 
+// stats.ts's median (the upper one of an even count); this file runs inside the server, without TypeScript.
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 process.on('SIGUSR2', () => {
   console.error(`STAGE-PROBE ${JSON.stringify({ requests: before.length, beforeQueryMs: median(before), afterRowsMs: median(after) })}`);

@@ -20,10 +20,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ApiClient } from '../test/support/api-client.js';
+import { ApiClient } from '../lib/api-client.js';
 import { articles, benchPgUrl, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, verboseQueries } from './lib/bench-corpus.js';
-import { spawnServer } from './lib/spawn-server.js';
-import { setAccount } from './lib/store-admin.js';
+import { spawnServer } from '../lib/spawn-server.js';
+import { setAccount } from '../lib/store-admin.js';
 import { percentile } from './lib/stats.js';
 
 const arg = (name: string, fallback: number) => {

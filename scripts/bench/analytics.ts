@@ -3,20 +3,21 @@
  * records over 30 days for a few users (multi-row INSERTs in transactions) into a fresh store, then times every
  * analytics endpoint for the busiest user over varied ranges, next to two baselines measured in the same run:
  * GET /health (the HTTP floor) and a plain `SELECT COUNT(*)` over that user's month (the store floor).
- *   npx tsx scripts/bench-analytics.ts [--rows 1000000] [--iterations 12] [--pg]
+ *   npx tsx scripts/bench/analytics.ts [--rows 1000000] [--iterations 12] [--pg]
  * PostgreSQL runs too when --pg is given or PG_URL is set (a fresh database is created and dropped).
  */
+import { percentile } from './lib/stats.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { QueryTypes, Sequelize } from 'sequelize';
-import { newId } from '../src/lib/ids.js';
-import { rebuildRollups } from '../src/repositories/search-rollups.js';
-import { ApiClient } from '../test/support/api-client.js';
-import { createKey, registerUser, uniqueEmail, type TestUser } from '../test/support/factories.js';
-import { freshPostgresDatabase } from '../test/support/stores.js';
-import { spawnServer } from './lib/spawn-server.js';
+import { newId } from '../../src/lib/ids.js';
+import { rebuildRollups } from '../../src/repositories/search-rollups.js';
+import { ApiClient } from '../lib/api-client.js';
+import { createKey, registerUser, uniqueEmail, type TestUser } from '../lib/accounts.js';
+import { freshPostgresDatabase } from '../lib/stores.js';
+import { spawnServer } from '../lib/spawn-server.js';
 
 const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, iterations: { type: 'string', default: '12' }, pg: { type: 'boolean', default: false } } });
 const ROWS = Number(args.rows);
@@ -129,7 +130,6 @@ async function connectDatabases(store: Store, userId: string, ids: string[]) {
 }
 
 // ---- measuring --------------------------------------------------------------------------------------------
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 async function time(fn: () => Promise<void>): Promise<{ p50: number; p95: number }> {
   await fn(); // warm-up
@@ -140,7 +140,7 @@ async function time(fn: () => Promise<void>): Promise<{ p50: number; p95: number
     samples.push(performance.now() - started);
   }
   samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+  return { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) };
 }
 
 /** Ranges cycled through by successive requests: periods and explicit windows inside the seeded month. */

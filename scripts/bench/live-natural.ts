@@ -13,17 +13,17 @@
  *   on the queries both ran, how many of the naive top 10 Quarry's top 10 holds and how often each has the source
  *   row in its top 10. The naive statement is slow (PostgreSQL's expression index re-parses every matching row), so
  *   it runs on the first `naive` queries only.
- *   npx tsx scripts/bench-live-natural.ts [queries, default 100] [naive queries, default 10] [bounds, default the constant, e.g. 250,500,1000]
+ *   npx tsx scripts/bench/live-natural.ts [queries, default 100] [naive queries, default 10] [bounds, default the constant, e.g. 250,500,1000]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createExecutor, type PooledExecutor } from '../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../src/sql-search/queries.js';
-import { loadSearchSchema } from '../src/sql-search/schema-catalog.js';
-import { FALLBACK_SCAN_ROWS, LIVE_RANK_CANDIDATES } from '../src/sql-search/sql-common.js';
-import { chooseTargets } from '../src/sql-search/targets.js';
-import type { SearchTarget } from '../src/sql-search/types.js';
+import { createExecutor, type PooledExecutor } from '../../src/connectors/index.js';
+import { compileQuery, tableQueries } from '../../src/sql-search/queries.js';
+import { loadSearchSchema } from '../../src/sql-search/schema-catalog.js';
+import { FALLBACK_SCAN_ROWS, LIVE_RANK_CANDIDATES } from '../../src/sql-search/sql-common.js';
+import { chooseTargets } from '../../src/sql-search/targets.js';
+import type { SearchTarget } from '../../src/sql-search/types.js';
 import {
   articles as corpusArticles, benchMysqlUrl, benchPgUrl, CORPUS_DIR, CORPUS_ROWS, ensureCorpus, ensureMysqlArticles,
   ensurePostgresArticles, ensurePostgresDatabase, ensurePostgresStoredArticles, ensureSqliteArticles, SQLITE_FILE,
@@ -35,7 +35,7 @@ const naiveCount = Number(process.argv[3] ?? 10);
 const bounds = (process.argv[4] ?? String(LIVE_RANK_CANDIDATES)).split(',').map(Number);
 if (!Number.isInteger(queryCount) || queryCount < 1 || !Number.isInteger(naiveCount) || naiveCount < 0 || naiveCount > queryCount
   || bounds.some((b) => !Number.isInteger(b) || b < 1)) {
-  console.error('usage: npx tsx scripts/bench-live-natural.ts [queries >= 1] [naive queries <= queries] [bounds, e.g. 250,500,1000]');
+  console.error('usage: npx tsx scripts/bench/live-natural.ts [queries >= 1] [naive queries <= queries] [bounds, e.g. 250,500,1000]');
   process.exit(2);
 }
 const WORDS = 8;

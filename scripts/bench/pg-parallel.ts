@@ -5,7 +5,7 @@
  * bench:live-overhead does, and the two settings take turns query by query, so both see the machine at the same moments. It
  * prints the median query time and the spread of the pair differences (median absolute deviation), which is what
  * bench:live-overhead's intervals are made of. Needs the corpus loaded by bench:live-overhead.
- *   npx tsx scripts/bench-pg-parallel.ts [pairs per setting, default 160]
+ *   npx tsx scripts/bench/pg-parallel.ts [pairs per setting, default 160]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { median } from './lib/stats.js';
 
 const pairs = Number(process.argv[2] ?? 160);
 if (!Number.isInteger(pairs) || pairs < 10) {
-  console.error('usage: npx tsx scripts/bench-pg-parallel.ts [pairs per setting, a whole number >= 10]');
+  console.error('usage: npx tsx scripts/bench/pg-parallel.ts [pairs per setting, a whole number >= 10]');
   process.exit(2);
 }
 const url = benchPgUrl();

@@ -12,22 +12,22 @@
  *    three natural variants taking turns query by query; p50/p90 of searchIndex, the index queries each asks, and
  *    the time the feedback on the rows ranked holds the event loop (its `rerank` stage).
  *
- *   npx tsx scripts/bench-ranking.ts [queries per variant, default 200] [--no-corpus]
+ *   npx tsx scripts/bench/ranking.ts [queries per variant, default 200] [--no-corpus]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalEmbeddingProvider } from '../src/embeddings/index.js';
-import { indexTextQuery } from '../src/search-index/analyzer.js';
-import { MAX_EMBED_CHARS } from '../src/search-index/documents.js';
-import { RM3 } from '../src/search-index/feedback.js';
-import { searchIndex, type IndexedSource, type IndexSearchInput } from '../src/search-index/index-search.js';
-import { IndexStore, type IndexRow, type IndexSpace } from '../src/search-index/index-store.js';
-import { compileQuery } from '../src/sql-search/queries.js';
+import { LocalEmbeddingProvider } from '../../src/embeddings/index.js';
+import { indexTextQuery } from '../../src/search-index/analyzer.js';
+import { MAX_EMBED_CHARS } from '../../src/search-index/documents.js';
+import { RM3 } from '../../src/search-index/feedback.js';
+import { searchIndex, type IndexedSource, type IndexSearchInput } from '../../src/search-index/index-search.js';
+import { IndexStore, type IndexRow, type IndexSpace } from '../../src/search-index/index-store.js';
+import { compileQuery } from '../../src/sql-search/queries.js';
 import { articles, ensureCorpus, verboseQueries } from './lib/bench-corpus.js';
 import { bm25Reference, HALVES, loadCranfield, measure, type Half } from './lib/cranfield.js';
 import { percentile } from './lib/stats.js';
-import { StageTimer } from '../src/lib/stage-timer.js';
+import { StageTimer } from '../../src/lib/stage-timer.js';
 
 const perVariant = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200);
 const withCorpus = !process.argv.includes('--no-corpus');
@@ -104,7 +104,7 @@ const runs: Array<[string, Partial<IndexSearchInput>]> = [
   ['hybrid, RM3 on the rows ranked (default)', { mode: 'hybrid', rerank: RM3 }],
   ['hybrid, RM3 over the index (queryExpansion)', { mode: 'hybrid', feedback: RM3 }],
 ];
-console.log(`\nCranfield, limit 100, typo tolerance on; reference: plain BM25 (scripts/lib/cranfield.ts); halves ${halves.map((h) => `${h} ${cranfield.queries.filter(HALVES[h]).length}`).join(', ')}\n`);
+console.log(`\nCranfield, limit 100, typo tolerance on; reference: plain BM25 (scripts/bench/lib/cranfield.ts); halves ${halves.map((h) => `${h} ${cranfield.queries.filter(HALVES[h]).length}`).join(', ')}\n`);
 console.log(`| run | ${halves.map((h) => `${h} nDCG@10 | ${h} x ref | ${h} MAP | ${h} R@100`).join(' | ')} | all nDCG@10 | all x ref | p50 ms |`);
 console.log(`|---|${halves.map(() => '---|---|---|---|').join('')}---|---|---|`);
 const row = (name: string, rankings: Map<number, number[]>, p50: string) => {

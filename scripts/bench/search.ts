@@ -3,11 +3,11 @@
  * how fast the index is filled, on the standard corpus (../shared/bench: 100,000 articles).
  *
  * - The corpus is loaded once into PostgreSQL (GIN on to_tsvector), MariaDB (FULLTEXT) and SQLite (FTS5), each as
- *   articles(id primary key, title, body) (scripts/lib/bench-corpus.ts).
+ *   articles(id primary key, title, body) (scripts/bench/lib/bench-corpus.ts).
  * - Quarry runs built, as its own process (as `npm start` runs it), with the result cache off and the rate limiter
  *   off. Each engine's table is connected by its own user (its own search space), and the sync that the connection
  *   starts is timed from the connection to the table being searchable: rows per second of the whole sync, text only.
- * - Queries: verbose 8-word natural-language queries built from corpus rows (scripts/lib/bench-corpus.ts), a
+ * - Queries: verbose 8-word natural-language queries built from corpus rows (scripts/bench/lib/bench-corpus.ts), a
  *   different one for every request, so no cache flatters a figure. Quarry answers them from the index (natural
  *   mode, any word may match, BM25, limit 20), one request at a time after WARMUP searches.
  * - Direct: the same queries run on each engine by its own driver, ranking every row that has any of the words,
@@ -19,7 +19,7 @@
  * Then (issue 26) id and title are made filterable (a rewrite of the table's rows) and the same queries run with a
  * filter and with a facet, taking turns with the plain query: each p50 at most 2 x the plain one.
  * Then (issue 36) the anchor: Quarry against Sphinx on the same PostgreSQL table, interleaved, with where a search's
- * time goes and the event loop's delay (scripts/lib/anchor.ts); at 1,000,000 rows with `--rows 1000000`, and with
+ * time goes and the event loop's delay (scripts/bench/lib/anchor.ts); at 1,000,000 rows with `--rows 1000000`, and with
  * Quarry at an older commit beside the current one with `--baseline <git ref>`.
  *
  * Or (issue 34), with `--index-uri s3` (s3rver on loopback behind the proxy that honours conditional writes) or
@@ -38,14 +38,14 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
-import { ApiClient } from '../test/support/api-client.js';
+import { ApiClient } from '../lib/api-client.js';
 import { parseAnchorArgs, runAnchor, runObjectStoreComparison } from './lib/anchor.js';
 import {
   articles, benchMysqlUrl, benchPgUrl, CORPUS_DIR, CORPUS_ROWS, ensureCorpus, ensureMysqlArticles, ensurePostgresArticles,
   ensurePostgresDatabase, ensureSqliteArticles, SQLITE_FILE, verboseQueries,
 } from './lib/bench-corpus.js';
-import { spawnServer } from './lib/spawn-server.js';
-import { setAccount } from './lib/store-admin.js';
+import { spawnServer } from '../lib/spawn-server.js';
+import { setAccount } from '../lib/store-admin.js';
 import { percentile } from './lib/stats.js';
 
 const args = parseAnchorArgs(process.argv.slice(2), 'npm run bench:search --');

@@ -8,21 +8,21 @@
  *   3. the server process's memory (RSS) before and after the model is loaded (by indexing a corpus table through
  *      the API), the end-to-end indexing rate the job reports, and GET /health latency while indexing runs.
  *
- *   npx tsx scripts/bench-semantic.ts [rows=2000] [corpusDir]
+ *   npx tsx scripts/bench/semantic.ts [rows=2000] [corpusDir]
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
-import { LocalEmbeddingProvider } from '../src/embeddings/index.js';
-import { normalize } from '../src/embeddings/vectors.js';
-import { MAX_EMBED_CHARS } from '../src/search-index/documents.js';
-import { IndexStore } from '../src/search-index/index-store.js';
-import { ApiClient } from '../test/support/api-client.js';
-import { registerUser } from '../test/support/factories.js';
-import { CORPUS_DIR } from './lib/bench-corpus.js';
-import { spawnServer } from './lib/spawn-server.js';
+import { LocalEmbeddingProvider } from '../../src/embeddings/index.js';
+import { normalize } from '../../src/embeddings/vectors.js';
+import { MAX_EMBED_CHARS } from '../../src/search-index/documents.js';
+import { IndexStore } from '../../src/search-index/index-store.js';
+import { ApiClient } from '../lib/api-client.js';
+import { registerUser } from '../lib/accounts.js';
+import { CORPUS_DIR, CORPUS_GENERATOR } from './lib/bench-corpus.js';
+import { spawnServer } from '../lib/spawn-server.js';
 import { percentile } from './lib/stats.js';
 
 const rowsForThroughput = Number(process.argv[2] ?? 2000);
@@ -39,7 +39,7 @@ function corpus(): Array<{ title: string; body: string }> {
   const file = join(corpusDir, 'articles.tsv');
   if (!existsSync(file)) {
     mkdirSync(corpusDir, { recursive: true });
-    execFileSync(process.execPath, ['/work/shared/bench/gen-corpus.cjs', corpusDir], { stdio: 'ignore' });
+    execFileSync(process.execPath, [CORPUS_GENERATOR, corpusDir], { stdio: 'ignore' });
   }
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => {
     const [title, body] = line.split('\t');

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const RELEVANCE_DIR = fileURLToPath(new URL('../../../shared/bench/relevance/', import.meta.url));
+export const RELEVANCE_DIR = fileURLToPath(new URL('../../../../shared/bench/relevance/', import.meta.url));
 
 export interface CranfieldDoc {
   id: number;

@@ -1,5 +1,4 @@
 import autocannon from 'autocannon';
-import { Sequelize } from 'sequelize';
 
 export interface LoadResult {
   label: string;
@@ -48,15 +47,4 @@ export function printTable(title: string, baseline: LoadResult, rows: LoadResult
     const ratio = (row.requestsPerSecond / baseline.requestsPerSecond).toFixed(2);
     console.log(`| ${row.label} | ${row.requestsPerSecond} | ${ratio} | ${row.p50} | ${row.p99} | ${row.non2xx} |`);
   }
-}
-
-/** Gives a key custom limits far above what a benchmark sends, so the limiter decides every request but never refuses. */
-export async function liftKeyLimits(databaseUrl: string, keyId: string): Promise<void> {
-  const sequelize = databaseUrl.startsWith('sqlite:')
-    ? new Sequelize({ dialect: 'sqlite', storage: databaseUrl.slice('sqlite:'.length), logging: false })
-    : new Sequelize(databaseUrl, { logging: false });
-  await sequelize.query('UPDATE api_keys SET custom_limits = :limits WHERE id = :id', {
-    replacements: { id: keyId, limits: JSON.stringify({ requestsPerHour: 1e9, burstLimit: 1e9, concurrentConnections: 1000 }) },
-  });
-  await sequelize.close();
 }

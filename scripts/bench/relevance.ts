@@ -1,6 +1,6 @@
 /**
  * Issue 27's relevance figure: how well Quarry ranks, on the Cranfield judged collection (../shared/bench/relevance),
- * against a plain BM25 reference computed in the same run (scripts/lib/cranfield.ts).
+ * against a plain BM25 reference computed in the same run (scripts/bench/lib/cranfield.ts).
  *
  * Cranfield is loaded as cranfield(id primary key, title, body) with each engine's own full-text index into
  * PostgreSQL, MariaDB and SQLite, whole (one copy per engine) and split three ways by id (id mod 3: PostgreSQL,
@@ -21,7 +21,7 @@
  * instead (RM3 over the whole index, `queryExpansion`), scored on each half of the queries (odd and even query
  * numbers) against the reference on that half: natural >= 1.15 x, hybrid >= natural.
  *
- *   npx tsx scripts/bench-relevance.ts [--no-semantic]
+ *   npx tsx scripts/bench/relevance.ts [--no-semantic]
  * BENCH_PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres) and MYSQL_URL (default
  * mysql://root@127.0.0.1:3306/test) say where the engines are.
  */
@@ -31,10 +31,10 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
-import { loadConfig } from '../src/config/config.js';
-import { createLogger } from '../src/lib/logger.js';
-import { startServer } from '../src/server.js';
-import { ApiClient } from '../test/support/api-client.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { startServer } from '../../src/server.js';
+import { ApiClient } from '../lib/api-client.js';
 import { bm25Reference, HALVES, loadCranfield, measure, type CranfieldDoc, type Half, type Measures } from './lib/cranfield.js';
 
 const PG_ADMIN = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -6,11 +6,11 @@
  * compiles a pattern per path on every `matchOperation`), once by Quarry's RouteTable (the same routes laid out once
  * after `init()`). It prints the cost of `matchOperation` alone with each router, and the operation list's share of a
  * request with the library's.
- *   npx tsx scripts/bench-openapi-backend.ts [calls]
+ *   npx tsx scripts/bench/openapi-backend.ts [calls]
  */
 import { OpenAPIBackend } from 'openapi-backend';
-import { backendOptions } from '../src/api/backend.js';
-import { useRouteTable } from '../src/api/route-table.js';
+import { backendOptions } from '../../src/api/backend.js';
+import { useRouteTable } from '../../src/api/route-table.js';
 
 const calls = Number(process.argv[2] ?? 20_000);
 

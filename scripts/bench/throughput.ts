@@ -10,18 +10,20 @@
  *   GET /auth/profile               JWT: token verified, session and user checked, the profile with its database ids
  * The target: each of the last three at 0.15 of bare Koa or more. Quarry runs as `npm start` runs it (dist/, built
  * first), on SQLite, with memory limits and LOG_LEVEL=silent; the key has limits far above what the bench sends.
- *   npx tsx scripts/bench.ts [seconds per case] [rounds]
+ *   npx tsx scripts/bench/throughput.ts [seconds per case] [rounds]
  */
+import { median } from './lib/stats.js';
 import { mkdtempSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import { ApiClient } from '../test/support/api-client.js';
-import { createKey, registerUser } from '../test/support/factories.js';
-import { onSqlite } from '../test/support/seed-databases.js';
-import { liftKeyLimits, load, printTable, type LoadResult } from './lib/bench.js';
-import { spawnServer, startScript } from './lib/spawn-server.js';
+import { ApiClient } from '../lib/api-client.js';
+import { createKey, registerUser } from '../lib/accounts.js';
+import { onSqlite } from '../lib/seed-databases.js';
+import { liftKeyLimits } from '../lib/store-admin.js';
+import { load, printTable, type LoadResult } from './lib/load.js';
+import { spawnServer, startScript } from '../lib/spawn-server.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 3);
@@ -61,8 +63,8 @@ const referenceToken = await new SignJWT({ typ: 'access', sid: 'ses_bench' })
   .setProtectedHeader({ alg: 'HS256' }).setSubject('usr_bench').setIssuer('quarry').setAudience('quarry-api')
   .setIssuedAt().setExpirationTime('2h').sign(new TextEncoder().encode(referenceSecret));
 
-const bare = await startScript('scripts/lib/bare-koa.ts');
-const reference = await startScript('scripts/lib/contract-koa.ts', { JWT_SECRET: referenceSecret });
+const bare = await startScript('scripts/bench/lib/bare-koa.ts');
+const reference = await startScript('scripts/bench/lib/contract-koa.ts', { JWT_SECRET: referenceSecret });
 const quarry = await startQuarry();
 const url = quarry.server.url;
 
@@ -74,7 +76,6 @@ const cases: Array<{ label: string; url: string; headers: Record<string, string>
   { label: 'GET /auth/profile (JWT)', url: `${url}/api/v1/auth/profile`, headers: quarry.jwtAuth, target: true },
 ];
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 // The machine's speed drifts between minutes, so each round measures bare Koa again and each ratio is taken within
 // its round; the verdict reads the median ratio of each case over the rounds.

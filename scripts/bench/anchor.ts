@@ -1,5 +1,5 @@
 /**
- * The search-speed anchor alone (Quarry against Sphinx on the same PostgreSQL table; scripts/lib/anchor.ts says how),
+ * The search-speed anchor alone (Quarry against Sphinx on the same PostgreSQL table; scripts/bench/lib/anchor.ts says how),
  * a shortcut for `npm run bench:search -- --anchor-only`.
  *
  *   npm run bench:anchor -- [requests per set at concurrency 1, default 200] [--rows 1000000] [--baseline <git ref>]

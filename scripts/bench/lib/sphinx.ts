@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { freePort } from './spawn-server.js';
+import { freePort } from '../../lib/spawn-server.js';
 
 export interface SphinxAnchor {
   /** Rows the indexer read and the seconds it took, from its own start to its exit. */

@@ -2,16 +2,17 @@
  * Issue 4's figure: what the rate limiter costs per request, with the memory store and with Redis, against the
  * same key-authenticated route with limiting disabled, in one run. The key gets custom limits far above the
  * load, so every request is decided (hour window, burst window, concurrency lease) and none is refused.
- *   npx tsx scripts/bench-rate-limit.ts [seconds]
+ *   npx tsx scripts/bench/rate-limit.ts [seconds]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient } from '../test/support/api-client.js';
-import { createKey, registerUser } from '../test/support/factories.js';
-import { liftKeyLimits, load, printTable, type LoadResult } from './lib/bench.js';
-import { spawnServer } from './lib/spawn-server.js';
+import { ApiClient } from '../lib/api-client.js';
+import { createKey, registerUser } from '../lib/accounts.js';
+import { liftKeyLimits } from '../lib/store-admin.js';
+import { load, printTable, type LoadResult } from './lib/load.js';
+import { spawnServer } from '../lib/spawn-server.js';
 
 const seconds = Number(process.argv[2] ?? 8);
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

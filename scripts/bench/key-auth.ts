@@ -2,16 +2,16 @@
  * Issue 3's figure: key-authenticated requests per second against the same route without auth, in one run.
  * Route: GET /health (public; with a key it also verifies the key: lookup by public id, HMAC-SHA-256 compare,
  * revocation and expiry checks, and reads the key's limit window without consuming it).
- *   npx tsx scripts/bench-key-auth.ts [seconds]
+ *   npx tsx scripts/bench/key-auth.ts [seconds]
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient } from '../test/support/api-client.js';
-import { createKey, registerUser } from '../test/support/factories.js';
-import { load, printTable } from './lib/bench.js';
-import { spawnServer } from './lib/spawn-server.js';
-import { setAccount } from './lib/store-admin.js';
+import { ApiClient } from '../lib/api-client.js';
+import { createKey, registerUser } from '../lib/accounts.js';
+import { load, printTable } from './lib/load.js';
+import { spawnServer } from '../lib/spawn-server.js';
+import { setAccount } from '../lib/store-admin.js';
 
 const seconds = Number(process.argv[2] ?? 8);
 const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-'));
