@@ -2,28 +2,19 @@
  * searchDatabases with `queryExpansion` (issue 33): pseudo-relevance feedback (RM3) over the index, so that rows
  * which answer the query in the words of its best rows, not its own, are found too.
  */
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
-import { waitForIndex } from '../support/indexing.js';
-import { grantPlan } from '../support/operator.js';
-import { onSqlite } from '../support/seed-databases.js';
+import { indexedSqliteFixture, resultIds, type SearchFixture } from '../support/search-fixture.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
-let owner: TestUser;
-let key: TestKey;
-let catalog: { id: string };
+let fixture: SearchFixture;
 
-const search = (body: Record<string, unknown>) => t.client.post('/api/v1/search', { databases: [catalog.id], ...body }, { token: key.secret });
-const ids = (res: { body: { data: { results: Array<{ primaryKey: { id: number } }> } } }) => res.body.data.results.map((r) => r.primaryKey.id);
+const search = (body: Record<string, unknown>) => fixture.search(body);
+const ids = resultIds;
 
 beforeAll(async () => {
   t = await startTestServer();
-  owner = await registerUser(t.client);
-  await grantPlan(t, owner, 'pro');
-  key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
-  await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'home.db', [
+  fixture = await indexedSqliteFixture(t, 'home.db', 'Home', [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips VALUES
        (1, 'Descaling a kettle', 'Limescale in the kettle comes off with vinegar'),
@@ -31,8 +22,6 @@ beforeAll(async () => {
        (3, 'Garden hose', 'Thirty metres of flexible hose'),
        (4, 'Bread', 'Flour, water, salt and yeast')`,
   ]);
-  catalog = (await t.client.post('/api/v1/databases', { name: 'Home', engine: 'sqlite', database: 'home.db', environment: 'test' }, { token: owner.token })).body.data.database;
-  await waitForIndex(t.client, owner.token, catalog.id);
 }, 60_000);
 afterEach(() => t.assertContract());
 afterAll(async () => {

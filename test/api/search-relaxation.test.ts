@@ -3,29 +3,20 @@
  * then required words become optional, then exclusions go, and the answer says what was relaxed. On the index path
  * and on the live path (`live: true`) alike.
  */
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { IndexSpace } from '../../src/search-index/index-store.js';
-import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
-import { waitForIndex } from '../support/indexing.js';
-import { grantPlan } from '../support/operator.js';
-import { onSqlite } from '../support/seed-databases.js';
+import { indexedSqliteFixture, resultIds, type SearchFixture } from '../support/search-fixture.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
-let owner: TestUser;
-let key: TestKey;
-let catalog: { id: string };
+let fixture: SearchFixture;
 
-const search = (body: Record<string, unknown>) => t.client.post('/api/v1/search', { databases: [catalog.id], ...body }, { token: key.secret });
-const ids = (res: { body: { data: { results: Array<{ primaryKey: { id: number } }> } } }) => res.body.data.results.map((r) => r.primaryKey.id);
+const search = (body: Record<string, unknown>) => fixture.search(body);
+const ids = resultIds;
 
 beforeAll(async () => {
   t = await startTestServer();
-  owner = await registerUser(t.client);
-  await grantPlan(t, owner, 'pro');
-  key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
-  await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'tools.db', [
+  fixture = await indexedSqliteFixture(t, 'tools.db', 'Tools', [
     'CREATE TABLE tools (id INTEGER PRIMARY KEY, name TEXT NOT NULL, body TEXT)',
     `INSERT INTO tools VALUES
        (1, 'Vim', 'Modal editors for programmers, vim at heart'),
@@ -34,8 +25,6 @@ beforeAll(async () => {
        (4, 'Preview panes', 'Let you see the result while typing markdown'),
        (5, 'Garden hose', 'Thirty metres of flexible hose')`,
   ]);
-  catalog = (await t.client.post('/api/v1/databases', { name: 'Tools', engine: 'sqlite', database: 'tools.db', environment: 'test' }, { token: owner.token })).body.data.database;
-  await waitForIndex(t.client, owner.token, catalog.id);
 }, 60_000);
 afterEach(() => t.assertContract());
 afterAll(async () => {

@@ -3,28 +3,19 @@
  * on by default): a row that answers in the words the best rows share climbs above one that only repeats a query
  * word, and `relevanceFeedback: false` keeps the plain BM25 order.
  */
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
-import { waitForIndex } from '../support/indexing.js';
-import { grantPlan } from '../support/operator.js';
-import { onSqlite } from '../support/seed-databases.js';
+import { indexedSqliteFixture, resultIds, type SearchFixture } from '../support/search-fixture.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
-let owner: TestUser;
-let key: TestKey;
-let catalog: { id: string };
+let fixture: SearchFixture;
 
-const search = (body: Record<string, unknown>) => t.client.post('/api/v1/search', { databases: [catalog.id], ...body }, { token: key.secret });
-const ids = (res: { body: { data: { results: Array<{ primaryKey: { id: number } }> } } }) => res.body.data.results.map((r) => r.primaryKey.id);
+const search = (body: Record<string, unknown>) => fixture.search(body);
+const ids = resultIds;
 
 beforeAll(async () => {
   t = await startTestServer();
-  owner = await registerUser(t.client);
-  await grantPlan(t, owner, 'pro');
-  key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
-  await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'home.db', [
+  fixture = await indexedSqliteFixture(t, 'home.db', 'Home', [
     'CREATE TABLE tips (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)',
     `INSERT INTO tips VALUES
        (1, 'Descaling a kettle', 'Limescale in the kettle comes off with vinegar: descaling with vinegar dissolves limescale'),
@@ -35,8 +26,6 @@ beforeAll(async () => {
        (6, 'Paint', 'Two coats of paint on the fence'),
        (7, 'Tea', 'Boil the water and steep the leaves')`,
   ]);
-  catalog = (await t.client.post('/api/v1/databases', { name: 'Home', engine: 'sqlite', database: 'home.db', environment: 'test' }, { token: owner.token })).body.data.database;
-  await waitForIndex(t.client, owner.token, catalog.id);
 }, 60_000);
 afterEach(() => t.assertContract());
 afterAll(async () => {
