@@ -27,7 +27,7 @@ export interface Config {
   sqliteDataDir: string;
   dbHostAllowlist: string[];
   dbAllowPrivateHosts: boolean;
-  /** Most connections held to one connected database server, and to all of them (issue 23 item 4). */
+  /** Most connections held to one connected database server, and to all of them. */
   dbMaxConnectionsPerHost: number;
   dbMaxConnections: number;
   rateLimitEnabled: boolean;
@@ -37,15 +37,15 @@ export interface Config {
   usageFlushMs: number;
   /** How long a key and its databases, as the store last verified them, keep searching through a store outage. */
   storeOutageGraceMs: number;
-  /** A stop that takes longer than this ends the process anyway (issue 23 item 7). */
+  /** A stop that takes longer than this ends the process anyway. */
   shutdownTimeoutMs: number;
   analyticsRetentionDays: number;
   validateResponses: boolean;
   /** Web origins whose pages may call the API from a browser (CORS): `*` for any, else exact origins. */
   corsOrigins: '*' | string[];
-  /** Semantic search (issue 7): which embedding provider, and the remote service's settings. */
+  /** Semantic search: which embedding provider, and the remote service's settings. */
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
-  /** Quarry's own search index (issue 27): where it lives, how fresh readers stay, and whether this process syncs. */
+  /** Quarry's own search index: where it lives, how fresh readers stay, and whether this process syncs. */
   index: {
     uri: string; readConsistencyMs: number; vocabularyTerms: number; cacheMb: number; metadataCacheMb: number; sync: boolean; maxJobs: number; maxAttempts: number;
     /** INDEX_SYNC_STALE_MS: a sync job whose process has not reported for this long is taken over by another. */
@@ -347,7 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const parsed = checkedSchema.safeParse(values);
   const problems = parsed.success ? [] : describeProblems(parsed.error, values);
-  // An address in the environment made whoever registered it an admin (issue 23): roles are the operator's alone now.
+  // An address in the environment made whoever registered it an admin: roles are the operator's alone now.
   // A retired setting, not a documented one: it is only looked for, so a deployment still setting it stops here.
   if (env.ADMIN_EMAILS?.trim()) {
     problems.push('ADMIN_EMAILS is no longer supported: it made whoever registered a listed address an admin. Unset it, check that each admin account is really yours, and run `npm run user -- role <email> admin` for each.');

@@ -4,7 +4,7 @@ export type IndexJobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancell
 /** What queued the job: a new connection, a caller, the connection's schedule, or a change of the table's settings. */
 export type IndexJobTrigger = 'connect' | 'manual' | 'schedule' | 'settings' | 'upload' | 'reconcile';
 
-/** One sync of a connection's table into the search index (issue 27). */
+/** One sync of a connection's table into the search index. */
 export class IndexJobModel extends Model<InferAttributes<IndexJobModel>, InferCreationAttributes<IndexJobModel>> {
   declare id: string;
   declare connectionId: string;

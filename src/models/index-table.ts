@@ -5,7 +5,7 @@ export interface SyncedColumns {
   sortable: string[];
 }
 
-/** A table of a connection that is in Quarry's search index (issue 27), with its settings and last sync. */
+/** A table of a connection that is in Quarry's search index, with its settings and last sync. */
 export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, InferCreationAttributes<IndexTableModel>> {
   /** Also the table's `src` in the index: an id Quarry made. */
   declare id: string;
@@ -14,7 +14,7 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
   declare semantic: CreationOptional<boolean>;
   declare keyColumns: CreationOptional<string[] | null>;
   declare textColumns: CreationOptional<string[] | null>;
-  /** Columns searches may filter and facet by, and sort by (issue 26). */
+  /** Columns searches may filter and facet by, and sort by. */
   declare filterableColumns: CreationOptional<string[] | null>;
   declare sortableColumns: CreationOptional<string[] | null>;
   /** The filterable and sortable columns the rows in the index were last written with (null before a sync). */

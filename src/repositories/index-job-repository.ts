@@ -22,7 +22,7 @@ export function attemptsExhausted(attempts: number): { code: string; message: st
 const plain = (model: IndexJobModel | null): IndexJobRecord | null => (model ? model.get({ plain: true }) : null);
 
 /**
- * Sync jobs of the search index (issue 27). The store is the queue: a job is claimed with a conditional update,
+ * Sync jobs of the search index. The store is the queue: a job is claimed with a conditional update,
  * kept alive by a heartbeat and claimed again by any process once its heartbeat is stale. Two unique indexes keep
  * the invariants whatever processes race: one live job per table, one running job per search space.
  */

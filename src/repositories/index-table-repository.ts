@@ -6,7 +6,7 @@ export type IndexTableChanges = Partial<Omit<IndexTableRecord, 'id' | 'connectio
 
 const plain = (model: IndexTableModel | null): IndexTableRecord | null => (model ? model.get({ plain: true }) : null);
 
-/** Which tables are in the search index (issue 27): the store's side of src/search-index. */
+/** Which tables are in the search index: the store's side of src/search-index. */
 export const indexTableRepository = {
   /** The table's record, created (with `defaults`) when it is not in the index yet; safe when two callers race. */
   async ensure(connectionId: string, tableName: string, newId: () => string, defaults: IndexTableChanges = {}): Promise<IndexTableRecord> {

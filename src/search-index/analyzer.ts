@@ -1,5 +1,5 @@
 /**
- * How Quarry reads words the way the index does (issue 27), to mark in a snippet the words that made a row match
+ * How Quarry reads words the way the index does, to mark in a snippet the words that made a row match
  * and to name its matched columns. The index's text analyzer (LanceDB's default: lower case, ASCII folding, English
  * stop words removed, Snowball English stemming) decides what matches; a word here matches a query word when both
  * stem to the same Porter2 stem, so "models" in a row is marked for the query "model".

@@ -1,5 +1,5 @@
 /**
- * Whether the index's S3-compatible store honours conditional writes (issue 34 item 7). LanceDB commits a new version
+ * Whether the index's S3-compatible store honours conditional writes. LanceDB commits a new version
  * of a table by writing its manifest only if no other writer made that version first: on S3 that is a PUT with
  * `If-None-Match: *`, which the store must refuse (412) when the object exists. A store that ignores the header
  * takes both writers' manifests, and one writer's rows are lost without an error. This check writes one small object

@@ -1,5 +1,5 @@
 /**
- * What the index keeps of a source row (issue 27): its stable id, primary key, text (what BM25 ranks and snippets
+ * What the index keeps of a source row: its stable id, primary key, text (what BM25 ranks and snippets
  * are cut from), fields (what a result shows) and hashes that let a sync skip unchanged rows. Reading the source is
  * here too: keyset pages in primary key order, so a resumed sync reads on where it stopped.
  */

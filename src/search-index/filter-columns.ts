@@ -1,5 +1,5 @@
 /**
- * Columns a search can filter, sort and facet by (issue 26): chosen per indexed table from its discovered schema,
+ * Columns a search can filter, sort and facet by: chosen per indexed table from its discovered schema,
  * copied into the index with every row, typed. A column is of one of four kinds, read from its declared type:
  * numbers, dates (and times of day with a date), booleans and text (values up to MAX_FILTER_TEXT characters).
  *

@@ -1,5 +1,5 @@
 /**
- * A search's `filter` (issue 26): a JSON tree of conditions on filterable columns, checked against the selected
+ * A search's `filter`: a JSON tree of conditions on filterable columns, checked against the selected
  * tables and compiled to the index's SQL filter.
  *
  *   { "column": "price", "op": "lt", "value": 100 }          eq ne lt lte gt gte: one value; in: `values`

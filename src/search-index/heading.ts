@@ -1,5 +1,5 @@
 /**
- * A row's heading weighed in Quarry (issue 36), so that a search asks the index one ranking query instead of two.
+ * A row's heading weighed in Quarry, so that a search asks the index one ranking query instead of two.
  *
  * The heading (a table's first text column, when it has several) adds HEADING_BOOST times its BM25 score to the
  * text's. The index ranked headings with a second full-text query beside the text's, over many more rows than the

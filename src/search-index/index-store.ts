@@ -1,5 +1,5 @@
 /**
- * Quarry's own search index (issue 27) on LanceDB: the only module that reads or writes it, as repositories are the
+ * Quarry's own search index on LanceDB: the only module that reads or writes it, as repositories are the
  * only code that touches Sequelize.
  *
  * Layout: one LanceDB table per search space, that is per user and environment (`space_<userId>_<environment>`).

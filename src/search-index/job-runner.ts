@@ -1,5 +1,5 @@
 /**
- * Runs index sync jobs in the background (issue 27). The store is the queue: a job is claimed with a conditional
+ * Runs index sync jobs in the background. The store is the queue: a job is claimed with a conditional
  * update, kept alive by a heartbeat, and claimed again by any process once its heartbeat is stale (its process
  * died). At most one job per search space runs anywhere, so one process writes a space at a time. A graceful stop
  * hands running jobs back as queued, so the next start resumes them from their cursor.

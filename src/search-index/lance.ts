@@ -1,5 +1,5 @@
 /**
- * The one place that loads LanceDB (Quarry's own search index, issue 27) and Apache Arrow. Everything else in
+ * The one place that loads LanceDB (Quarry's own search index) and Apache Arrow. Everything else in
  * src/search-index talks to the index through index-store.ts, the way only repositories talk to Sequelize.
  *
  * Two traps of this engine on this platform are handled here, before the first LanceDB call:

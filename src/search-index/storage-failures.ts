@@ -1,6 +1,6 @@
 /**
  * Whether an error of the index is its storage failing (an object store that does not answer, refuses, or drops
- * the connection) rather than a bug or a bad query (issue 34 item 2): a search then answers without the index where
+ * the connection) rather than a bug or a bad query: a search then answers without the index where
  * it can, and a sync waits for the store instead of ending failed. LanceDB reports such failures as IO errors of its
  * object store layer.
  */

@@ -1,5 +1,5 @@
 /**
- * One sync of a source table into the search index (issue 27): read the table in primary key pages through the
+ * One sync of a source table into the search index: read the table in primary key pages through the
  * connection's read-only executor, keep the rows that are new or changed (a content hash skips the rest), embed
  * them when the table is searched semantically (reusing any vector already made for the same text), and write them
  * several pages at a time; then drop the rows that are gone from the source and fold the new rows into the index.

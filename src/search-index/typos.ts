@@ -1,5 +1,5 @@
 /**
- * Typo tolerance of natural-mode search over the index (issue 26), on by default: a word of 5 to 8 letters may carry
+ * Typo tolerance of natural-mode search over the index, on by default: a word of 5 to 8 letters may carry
  * one typo, a word of 9 or more two (Meilisearch's defaults); shorter words must be exact. Only a word the selected
  * rows do not contain at all is corrected, so an exact match always ranks above a corrected one: a word that exists
  * is searched as typed. A missing word is looked up with the index's fuzzy matching (a Levenshtein automaton over its

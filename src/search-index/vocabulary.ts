@@ -1,5 +1,5 @@
 /**
- * The words of a search space, in memory (issue 36), so that typo tolerance asks the index nothing about a word the
+ * The words of a search space, in memory, so that typo tolerance asks the index nothing about a word the
  * selected tables hold, and corrects a missing word from the words they hold instead of a fuzzy lookup of rows.
  *
  * Each indexed table keeps its own words (folded as the index folds them: lower case, accents removed), sorted, with

@@ -1,5 +1,5 @@
 /**
- * Old versions of the index are cleaned up on a schedule (issue 34 item 5), and getDatabaseIndex reports the size of
+ * Old versions of the index are cleaned up on a schedule, and getDatabaseIndex reports the size of
  * the account's index. Every sync writes new versions of its space; INDEX_KEEP_VERSIONS_MS (short here) says how long
  * an older one stays for readers of other processes.
  */

@@ -1,5 +1,5 @@
 /**
- * The Indexing operations (issue 27) end to end: a SQLite file connected through the API is synced into Quarry's
+ * The Indexing operations end to end: a SQLite file connected through the API is synced into Quarry's
  * search index at once; getDatabaseIndex and getIndexedTable show each table's state, syncDatabaseIndex brings rows
  * inserted, changed and deleted at the source into the index, updateIndexedTable turns semantic search on,
  * cancelIndexSync stops a sync, and a connection's indexing setting decides whether its tables are read from the

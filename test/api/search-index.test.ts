@@ -1,5 +1,5 @@
 /**
- * searchDatabases answered from Quarry's own index (issue 27): one BM25 ranking, exclusions, the reasons a table is
+ * searchDatabases answered from Quarry's own index: one BM25 ranking, exclusions, the reasons a table is
  * searched live, the sync schedule, and a connection with indexing off (the Indexing operations themselves are
  * test/api/indexing.test.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * searchDatabases with `queryExpansion` (issue 33): pseudo-relevance feedback (RM3) over the index, so that rows
+ * searchDatabases with `queryExpansion`: pseudo-relevance feedback (RM3) over the index, so that rows
  * which answer the query in the words of its best rows, not its own, are found too.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

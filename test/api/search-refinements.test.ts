@@ -1,5 +1,5 @@
 /**
- * What people expect of a search box (issue 26), through the API over Quarry's index: filters on chosen columns,
+ * What people expect of a search box, through the API over Quarry's index: filters on chosen columns,
  * sorting, facets, typo tolerance and weights per database. A shop's catalogue in SQLite and its clearance list in
  * PostgreSQL, both synced into the index.
  */

@@ -1,5 +1,5 @@
 /**
- * searchDatabases relaxes a natural query whose strict parts leave nothing (issue 33): phrases become their words,
+ * searchDatabases relaxes a natural query whose strict parts leave nothing: phrases become their words,
  * then required words become optional, then exclusions go, and the answer says what was relaxed. On the index path
  * and on the live path (`live: true`) alike.
  */

@@ -1,5 +1,5 @@
 /**
- * Totals of searchDatabases from the index (issue 36): by default a search counts only the rows it ranks for its page
+ * Totals of searchDatabases from the index: by default a search counts only the rows it ranks for its page
  * and flags a lower bound when more match; `exactTotal` counts every match up to the cap.
  */
 import { join } from 'node:path';

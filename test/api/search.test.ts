@@ -141,7 +141,7 @@ describe('searchDatabases: ranked results on three engines', () => {
     expect(top.map((r: Result) => r.score)).toEqual([1 / 61, 1 / 61, 1 / 61].map((s) => Math.round(s * 1e8) / 1e8));
     expect(top.map((r: Result) => r.id)).toEqual([...top.map((r: Result) => r.id)].sort());
     expect(data.results.map((r: Result) => r.rank)).toEqual(data.results.map((_: unknown, i: number) => i + 1));
-    // Natural mode: any word may match, on every engine (issue 27); the row holding both ranks first.
+    // Natural mode: any word may match, on every engine; the row holding both ranks first.
     for (const id of [db.pg, db.my, db.lite]) expect(rowIds(data.results, id)).toEqual([1, 2, 3, 4, 6]);
     expect(data.total).toBe(data.databases.reduce((sum: number, d: { matches: number }) => sum + d.matches, 0));
     const first = top.find((r: Result) => r.databaseId === db.pg);
@@ -214,7 +214,7 @@ describe('searchDatabases: deep pages over tables of different sizes', () => {
   it.each([true, false])('when a deep page needs rows the ranking statement did not detail (live %s), then they are read by key and equal the one-page answer', async (live) => {
     const body = { databases: [db.pg, db.my, db.lite], tables: [pgTable, pgPlain, 'products', 'notes'], query: 'battery', live };
     const whole = await search({ ...body, limit: 100 });
-    // The index counts the rows it ranks for the page unless asked for every match (issue 36).
+    // The index counts the rows it ranks for the page unless asked for every match.
     const counted = await search({ ...body, limit: 1, exactTotal: true });
     expect(counted.body.data.total).toBe(3 * 34);
     expect(whole.body.data.results).toHaveLength(100);

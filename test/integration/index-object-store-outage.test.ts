@@ -1,5 +1,5 @@
 /**
- * The search index on an object store that goes down (issue 34 item 2): a search falls back to each database's live
+ * The search index on an object store that goes down: a search falls back to each database's live
  * path and says so per table, a search only the index can answer is 503 with Retry-After, health reports the index's
  * storage down (degraded), and a sync asked for meanwhile waits and resumes once the store is back. The store is a
  * small S3-compatible server on loopback (test/support/s3-store.ts), stopped and started again by the test.

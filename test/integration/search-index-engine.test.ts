@@ -1,5 +1,5 @@
 /**
- * The search index's engine on this machine (issue 27): on a 2-core machine LanceDB's text index build over 20,000
+ * The search index's engine on this machine: on a 2-core machine LanceDB's text index build over 20,000
  * rows or more, and optimize() after an upsert, hang for good with its default thread count; Quarry sets
  * LANCE_CPU_THREADS (src/search-index/lance.ts). This builds and updates an index of 50,000 rows through Quarry's
  * own store code, within a bounded time.

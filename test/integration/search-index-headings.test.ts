@@ -1,5 +1,5 @@
 /**
- * Headings weighed in Quarry (issue 36, src/search-index/heading.ts) rank as the index's own second query over the
+ * Headings weighed in Quarry (src/search-index/heading.ts) rank as the index's own second query over the
  * headings did: the same rows in the same order with the same scores, on a real LanceDB space, so one ranking query
  * replaces two without changing an answer.
  */

@@ -1,5 +1,5 @@
 /**
- * One search index shared by several Quarry processes (issue 27): two processes that only answer (INDEX_SYNC=false)
+ * One search index shared by several Quarry processes: two processes that only answer (INDEX_SYNC=false)
  * and a third that syncs, on one PostgreSQL store and one INDEX_URI folder. While the third writes the index, the
  * two keep answering; once a sync is done, both see its rows within the read-consistency interval. Needs PostgreSQL
  * (PG_URL); a missing service fails the test.

@@ -1,5 +1,5 @@
 /**
- * A sync job whose process dies is taken over by another syncing process (issue 34 item 8): two syncing Quarry
+ * A sync job whose process dies is taken over by another syncing process: two syncing Quarry
  * processes on one PostgreSQL store and one index folder; the one running a sync is frozen and killed mid-job, the
  * other claims the job once its heartbeat is stale (INDEX_SYNC_STALE_MS, default) and resumes it from its saved
  * position. Needs PostgreSQL (PG_URL); a missing service fails the test.

@@ -1,5 +1,5 @@
 /**
- * The contract-driven fuzzer of issue 9 ("Hostile input"), shared by test/api/fuzz-*.test.ts: for every operation of
+ * The contract-driven fuzzer of hostile input, shared by test/api/fuzz-*.test.ts: for every operation of
  * openapi.yaml (the parsed YAML, so new operations are covered), spec-shaped requests built from the contract's own
  * JSON schemas, malformed ones (wrong types, missing and extra fields, huge and odd strings, deep nesting, bad ids and
  * query values, wrong content types, invalid JSON, wrong credentials), and the example request with one string at a

@@ -1,5 +1,5 @@
 /**
- * Waiting on Quarry's search index through the API (issue 27): a connection's tables are synced in the background
+ * Waiting on Quarry's search index through the API: a connection's tables are synced in the background
  * when it is made, so a test that means to read the index (or to start from a quiet one) waits for it first.
  */
 import type { ApiClient } from './api-client.js';

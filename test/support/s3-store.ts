@@ -1,5 +1,5 @@
 /**
- * A small S3-compatible store on loopback, in memory, for tests of the index on object storage (issue 34): the
+ * A small S3-compatible store on loopback, in memory, for tests of the index on object storage: the
  * requests LanceDB makes (ListObjectsV2, GET with ranges, HEAD, PUT, copy, DELETE, multi-object delete, multipart
  * uploads), path-style. `conditionalWrites: false` makes it ignore `If-None-Match` on PUT as some S3-compatible
  * servers do (s3rver); `down()` and `up()` make it refuse connections and take them again. Signatures are not checked:

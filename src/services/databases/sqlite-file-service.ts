@@ -1,5 +1,5 @@
 /**
- * Each user's SQLite files (issue 23 item 2): the files that user's SQLite connections can name. A hosted user has no
+ * Each user's SQLite files: the files that user's SQLite connections can name. A hosted user has no
  * shell on the server, so uploadSqliteFile takes a file: streamed to a hidden temporary file within the plan's size
  * limits, checked to be an SQLite database Quarry can read, written to the store every process shares
  * (uploaded_files, uploaded_file_chunks) and only then kept under its name, in one step: a search reads the old file or

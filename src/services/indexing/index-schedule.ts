@@ -1,5 +1,5 @@
 /**
- * The search index's upkeep in one process (issue 27): jobs left by a stopped or crashed process are resumed, and each
+ * The search index's upkeep in one process: jobs left by a stopped or crashed process are resumed, and each
  * connection is synced again when its schedule says so. A process that does not sync (INDEX_SYNC off) leaves all of
  * this to those that do; its searches still read the index.
  */

@@ -1,10 +1,10 @@
 /**
  * What a search reads from Quarry's own store (the caller's connections and the index's catalog of them), remembered
  * for STORE_OUTAGE_GRACE_MS so that while the store is down a key that searched recently keeps searching its
- * databases as they were then (issue 30 item 9). A change to a connection (edited, removed, its index synced) or to
+ * databases as they were then. A change to a connection (edited, removed, its index synced) or to
  * a user's list of connections drops what was remembered of it, in every process the invalidation bus reaches; so
  * a search uses what was read in the last moment (`freshMs`: INDEX_READ_CONSISTENCY_MS, at most FRESH_MS) without
- * reading the store again (issue 36: three store reads per search were a sixth of its time). That bounds how stale it
+ * reading the store again (three store reads per search were a sixth of its time). That bounds how stale it
  * is should an announcement be lost or not reach another process (no Redis): as stale as the index itself may be.
  */
 import type { InvalidationBus } from '../../lib/invalidation-bus.js';

@@ -1,5 +1,5 @@
 /**
- * How many connected databases one search may read (issue 23 item 4): with no bound, one search opened a connection
+ * How many connected databases one search may read: with no bound, one search opened a connection
  * to every database of the account at once and exhausted a shared server. A search naming more than the plan's
  * `databasesPerSearch` is 403 TOO_MANY_DATABASES; one naming none reads that many of the key's environment, the most
  * recently connected first (openapi.yaml, searchDatabases). Suggestions sample the same ones.

@@ -1,5 +1,5 @@
 /**
- * What a search request asks beyond its words (issue 26): `filter`, `sort`, `facets` and `databaseWeights`, checked
+ * What a search request asks beyond its words: `filter`, `sort`, `facets` and `databaseWeights`, checked
  * against the indexed tables the search selects and turned into what the index search takes (index-search.ts).
  * A problem is a 400 naming its path in the request.
  */

@@ -147,7 +147,7 @@ export class SearchService {
     };
     const answerQuery = async () => {
       let found = await ask(query);
-      // Never empty while words match (issue 33): only a query that found nothing is read more loosely, step by
+      // Never empty while words match: only a query that found nothing is read more loosely, step by
       // step, within the same deadline, and the answer says what it gave up. Semantic search reads no words.
       if (found.answer.total === 0 && mode !== 'semantic') {
         for (const looser of relaxedQueries(query)) {
@@ -159,7 +159,7 @@ export class SearchService {
       }
       return found;
     };
-    // The index's storage is down (issue 34 item 2): each database's tables are searched live, as the answer says
+    // The index's storage is down: each database's tables are searched live, as the answer says
     // (liveTables, reason index_unavailable), within a budget of their own; what only the index can answer is 503
     // with Retry-After. Once it failed, the index is not asked again for INDEX_RETRY_AFTER_SECONDS.
     const withoutTheIndex = () => {

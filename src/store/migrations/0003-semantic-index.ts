@@ -8,7 +8,7 @@ const connectionId = {
 };
 
 /**
- * Semantic search (issue 7): one job row per index run of a connection's table, and one vector per indexed row.
+ * Semantic search: one job row per index run of a connection's table, and one vector per indexed row.
  * Vectors are little-endian float32 of unit length in a BLOB (bytea on PostgreSQL): pgvector is not assumed.
  */
 export async function up(q: QueryInterface): Promise<void> {

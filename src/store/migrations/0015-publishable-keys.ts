@@ -1,7 +1,7 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
 
 /**
- * Publishable search keys (issue 25): a key's type, and what only a publishable key has: its full value (public by
+ * Publishable search keys: a key's type, and what only a publishable key has: its full value (public by
  * design, so it can be listed again), the origins whose pages may use it, the databases and tables it may search,
  * and its per-client-IP hourly limit (null: the tier's default). Every existing key is a secret key.
  */

@@ -10,7 +10,7 @@ const connectionId = {
 };
 
 /**
- * Quarry's own search index (issue 27). The rows themselves live in LanceDB (src/search-index); the store keeps
+ * Quarry's own search index. The rows themselves live in LanceDB (src/search-index); the store keeps
  * which tables are indexed and how (`index_tables`), the sync jobs that fill them (`index_jobs`, the generalisation
  * of the semantic index jobs), and each connection's sync schedule.
  *

@@ -1,7 +1,7 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
 
 /**
- * Filterable and sortable columns of an indexed table (issue 26): chosen per table (updateIndexedTable) and copied
+ * Filterable and sortable columns of an indexed table: chosen per table (updateIndexedTable) and copied
  * into the search index with each row. Null: none chosen.
  */
 export async function up(q: QueryInterface): Promise<void> {

@@ -58,7 +58,7 @@ describe('convexFusion (hybrid search)', () => {
   });
 });
 
-describe('agreement and agreementFusion (issue 33: hybrid never worse than text)', () => {
+describe('agreement and agreementFusion (hybrid never worse than text)', () => {
   const text = hits('t', [['a', 9], ['b', 7], ['c', 5], ['d', 3]]);
 
   it('when the vector ranking\'s first page holds some of the text\'s, then the agreement is their share of the shorter page', () => {

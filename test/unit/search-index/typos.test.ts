@@ -1,5 +1,5 @@
 /**
- * Typo tolerance over a real index (issue 36): with the space's vocabulary in memory, a word the selected tables hold
+ * Typo tolerance over a real index: with the space's vocabulary in memory, a word the selected tables hold
  * costs no lookup, a missing one is corrected to the same word the index lookups chose, the selected tables (and a
  * filter) scope it as they scoped the lookups, and a vocabulary of an older version of the space is never used.
  */

@@ -1,5 +1,5 @@
 /**
- * A space's words in memory (issue 36): the bounded edit-distance walk over sorted words finds exactly the words a
+ * A space's words in memory: the bounded edit-distance walk over sorted words finds exactly the words a
  * comparison with every word finds, stems make a word present, and each table's words stay its own.
  */
 import { describe, expect, it } from 'vitest';
