@@ -9,7 +9,7 @@
  *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1.
  * Two ways to rank with it:
  * - rerankWithFeedback (natural and hybrid modes by default): the rows the ranking query already read (its best
- *   RANK_DEPTH) are scored again in Quarry with the expanded query, each word's BM25 from the space's statistics in
+ *   RANK_DEPTH; in hybrid mode the model comes from the fused ranking's best rows, the mode's own answer) are scored again in Quarry with the expanded query, each word's BM25 from the space's statistics in
  *   memory (vocabulary.ts). No second index query, so a search still costs one; a row the first query did not read
  *   cannot rank.
  * - rankWithFeedback (`queryExpansion`): the model's words run as a second index query, so rows the first ranking
@@ -222,7 +222,9 @@ const B = 0.75;
 
 /**
  * The rows the text ranking read (`ranked`, best first), scored again with RM3's expanded query, without asking the
- * index anything more. The model is built from the best `settings.docs` rows' text; the best `depth` rows are scored
+ * index anything more. The model is built from the text of the best `settings.docs` rows of `feedback`, the answer's
+ * own ranking (the text ranking itself unless said otherwise; hybrid's fused ranking in hybrid mode), each weighted
+ * by its score there; the best `depth` rows of `ranked` are scored
  *   originalWeight * first(row) + (1 - originalWeight) * (query words) * sum over the model's words w of rm(w) * bm25(w, row),
  * `first` the row's score as typed (text and heading, a sum over the query's words: its words weigh
  * originalWeight / query words each, as in RM3's interpolation, with everything scaled by the query's words), and
@@ -239,8 +241,9 @@ export async function rerankWithFeedback(
   statistics: (stems: string[]) => TextStatistics,
   depth: number,
   settings: FeedbackSettings = RM3,
+  feedback: IndexHit[] = ranked,
 ): Promise<IndexHit[]> {
-  const best = ranked.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
+  const best = feedback.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
   const stems = new WordStems();
   // A row's share of each word is the same in its first FEEDBACK_TEXT_CHARS as in all of it, as far as a sample tells.
   const model = relevanceModel(query, best.map((hit) => ({ text: texts.get(hit.rid)!.slice(0, FEEDBACK_TEXT_CHARS), score: hit.score })), settings, stems);
