@@ -18,7 +18,7 @@
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
 import { stemOfFolded } from './analyzer.js';
-import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+import { FOLDED_STOP_WORDS, foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import type { TextStatistics } from './vocabulary.js';
 
@@ -288,22 +288,91 @@ function headOf(word: string): number {
 }
 
 /**
+ * A word of at most five letters a-z as a number (base 27, exact): the stop words are all such words, so a row's
+ * words are told from them by their character codes, without cutting each word out of the text as a string.
+ */
+const STOP_CODES = new Set([...FOLDED_STOP_WORDS].map((word) => {
+  let code = 0;
+  for (let i = 0; i < word.length; i++) code = code * 27 + (word.charCodeAt(i) - 96);
+  return code;
+}));
+const STOP_LETTERS = Math.max(...[...FOLDED_STOP_WORDS].map((word) => word.length));
+
+/** A character code lower-cased, for codes of ASCII letters and digits. */
+const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
+
+/**
  * sum over the weighted stems of weight * tf (K1 + 1) / (tf + K1 (1 - B + B |d| / avgdl)), |d| the text's words. A
  * text longer than FEEDBACK_TEXT_CHARS is read that far, its length and frequencies scaled to the whole text.
+ *
+ * This reads a hundred rows per search in the server's one thread, so it reads each row once and allocates for the
+ * few words that may be one of the model's: a word of ASCII letters and digits is told from a stop word by its codes
+ * (STOP_CODES), and passed over by its first two letters (headOf) unless they are a weighted stem's; only then is it
+ * cut out, lower-cased and stemmed. A word holding other characters (accents, dashes) is folded as the index folds it
+ * (eachFoldedWord's way). The words counted and the score are those of reading every word as eachFoldedWord cuts it.
  */
 function feedbackScore(text: string, weightOf: Map<string, number>, averageWords: number, stems: WordStems, heads: Set<number>): number {
   const frequency = new Map<string, number>();
   let length = 0;
   const sample = text.length > FEEDBACK_TEXT_CHARS ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
   const scale = text.length / Math.max(1, sample.length);
-  eachFoldedWord(sample, (folded) => {
+  const countStem = (folded: string) => {
+    const stemmed = stems.of(folded);
+    if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
+  };
+  const countFolded = (folded: string) => {
     if (isFoldedStopWord(folded)) return;
     length += 1;
     const head = headOf(folded);
-    if (head !== -1 && !heads.has(head)) return;
-    const stemmed = stems.of(folded);
-    if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
-  });
+    if (head === -1 || heads.has(head)) countStem(folded);
+  };
+  let start = -1;
+  let wide = false;
+  let upper = false;
+  for (let i = 0; i <= sample.length; i++) {
+    const c = i < sample.length ? sample.charCodeAt(i) : 32;
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if ((c >= 65 && c <= 90) || c > 127) {
+      if (start < 0) start = i;
+      if (c > 127) wide = true;
+      else upper = true;
+    } else if (start >= 0) {
+      if (wide) {
+        for (const [raw] of sample.slice(start, i).matchAll(WORD)) {
+          const folded = foldWord(raw);
+          if (folded !== '') countFolded(folded);
+        }
+      } else {
+        const letters = i - start;
+        let stop = false;
+        if (letters <= STOP_LETTERS) {
+          let code = 0;
+          for (let j = start; j < i && code >= 0; j++) {
+            const l = lower(sample.charCodeAt(j));
+            code = l >= 97 ? code * 27 + (l - 96) : -1;
+          }
+          stop = code >= 0 && STOP_CODES.has(code);
+        }
+        if (!stop) {
+          length += 1;
+          let head = -1;
+          if (letters >= 2) {
+            const a = lower(sample.charCodeAt(start));
+            const b = lower(sample.charCodeAt(start + 1));
+            if (a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121) head = a * 128 + b;
+          }
+          if (head === -1 || heads.has(head)) {
+            const run = sample.slice(start, i);
+            countStem(upper ? run.toLowerCase() : run);
+          }
+        }
+      }
+      start = -1;
+      wide = false;
+      upper = false;
+    }
+  }
   const norm = K1 * (1 - B + (B * length * scale) / averageWords);
   let score = 0;
   for (const [stemmed, sampled] of frequency) {
