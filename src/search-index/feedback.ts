@@ -44,7 +44,15 @@ export interface WeightedWord {
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 /** Words the model may add: at least two letters, not a bare number (Anserini's filter), and one the index keeps. */
-const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && !/^\d+$/.test(folded) && !isFoldedStopWord(folded);
+const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && !allDigits(folded) && !isFoldedStopWord(folded);
+
+function allDigits(word: string): boolean {
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
 
 /** The relevance model of a query: its best words, spelled as the index should be asked for them. */
 export interface RelevanceModel {
