@@ -2416,7 +2416,7 @@ export interface components {
              */
             exactTotal?: boolean;
             /**
-             * @description Natural and hybrid modes, from the index: the rows the ranking read (its best 100) are ranked again with pseudo-relevance feedback (RM3, as Anserini runs it): the best 10 rows are taken as relevant and the 10 words they share most join the query, scored from the index's statistics without asking it anything more. `false` keeps the plain BM25 order. Tables searched live are unaffected.
+             * @description Natural and hybrid modes, from the index: the rows the ranking read (its best 100) are ranked again with pseudo-relevance feedback (RM3, as Anserini runs it): the best 10 rows (in hybrid mode, the fused ranking's) are taken as relevant and the 10 words they share most join the query, scored from the index's statistics without asking it anything more. `false` keeps the plain BM25 order. Tables searched live are unaffected.
              * @default true
              */
             relevanceFeedback?: boolean;

@@ -9,7 +9,7 @@
  *   rm(w) = sum over the feedback rows d of score(d) * tf(w, d) / |d|, its `terms` best words, summed to 1.
  * Two ways to rank with it:
  * - rerankWithFeedback (natural and hybrid modes by default): the rows the ranking query already read (its best
- *   RANK_DEPTH) are scored again in Quarry with the expanded query, each word's BM25 from the space's statistics in
+ *   RANK_DEPTH; in hybrid mode the model comes from the fused ranking's best rows, the mode's own answer) are scored again in Quarry with the expanded query, each word's BM25 from the space's statistics in
  *   memory (vocabulary.ts). No second index query, so a search still costs one; a row the first query did not read
  *   cannot rank.
  * - rankWithFeedback (`queryExpansion`): the model's words run as a second index query, so rows the first ranking
@@ -18,7 +18,7 @@
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
 import { stemOfFolded } from './analyzer.js';
-import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+import { FOLDED_STOP_WORDS, foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import type { TextStatistics } from './vocabulary.js';
 
@@ -44,7 +44,15 @@ export interface WeightedWord {
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 /** Words the model may add: at least two letters, not a bare number (Anserini's filter), and one the index keeps. */
-const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && !/^\d+$/.test(folded) && !isFoldedStopWord(folded);
+const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && !allDigits(folded) && !isFoldedStopWord(folded);
+
+function allDigits(word: string): boolean {
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
 
 /** The relevance model of a query: its best words, spelled as the index should be asked for them. */
 export interface RelevanceModel {
@@ -222,7 +230,9 @@ const B = 0.75;
 
 /**
  * The rows the text ranking read (`ranked`, best first), scored again with RM3's expanded query, without asking the
- * index anything more. The model is built from the best `settings.docs` rows' text; the best `depth` rows are scored
+ * index anything more. The model is built from the text of the best `settings.docs` rows of `feedback`, the answer's
+ * own ranking (the text ranking itself unless said otherwise; hybrid's fused ranking in hybrid mode), each weighted
+ * by its score there; the best `depth` rows of `ranked` are scored
  *   originalWeight * first(row) + (1 - originalWeight) * (query words) * sum over the model's words w of rm(w) * bm25(w, row),
  * `first` the row's score as typed (text and heading, a sum over the query's words: its words weigh
  * originalWeight / query words each, as in RM3's interpolation, with everything scaled by the query's words), and
@@ -239,8 +249,9 @@ export async function rerankWithFeedback(
   statistics: (stems: string[]) => TextStatistics,
   depth: number,
   settings: FeedbackSettings = RM3,
+  feedback: IndexHit[] = ranked,
 ): Promise<IndexHit[]> {
-  const best = ranked.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
+  const best = feedback.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
   const stems = new WordStems();
   // A row's share of each word is the same in its first FEEDBACK_TEXT_CHARS as in all of it, as far as a sample tells.
   const model = relevanceModel(query, best.map((hit) => ({ text: texts.get(hit.rid)!.slice(0, FEEDBACK_TEXT_CHARS), score: hit.score })), settings, stems);
@@ -285,22 +296,91 @@ function headOf(word: string): number {
 }
 
 /**
+ * A word of at most five letters a-z as a number (base 27, exact): the stop words are all such words, so a row's
+ * words are told from them by their character codes, without cutting each word out of the text as a string.
+ */
+const STOP_CODES = new Set([...FOLDED_STOP_WORDS].map((word) => {
+  let code = 0;
+  for (let i = 0; i < word.length; i++) code = code * 27 + (word.charCodeAt(i) - 96);
+  return code;
+}));
+const STOP_LETTERS = Math.max(...[...FOLDED_STOP_WORDS].map((word) => word.length));
+
+/** A character code lower-cased, for codes of ASCII letters and digits. */
+const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
+
+/**
  * sum over the weighted stems of weight * tf (K1 + 1) / (tf + K1 (1 - B + B |d| / avgdl)), |d| the text's words. A
  * text longer than FEEDBACK_TEXT_CHARS is read that far, its length and frequencies scaled to the whole text.
+ *
+ * This reads a hundred rows per search in the server's one thread, so it reads each row once and allocates for the
+ * few words that may be one of the model's: a word of ASCII letters and digits is told from a stop word by its codes
+ * (STOP_CODES), and passed over by its first two letters (headOf) unless they are a weighted stem's; only then is it
+ * cut out, lower-cased and stemmed. A word holding other characters (accents, dashes) is folded as the index folds it
+ * (eachFoldedWord's way). The words counted and the score are those of reading every word as eachFoldedWord cuts it.
  */
 function feedbackScore(text: string, weightOf: Map<string, number>, averageWords: number, stems: WordStems, heads: Set<number>): number {
   const frequency = new Map<string, number>();
   let length = 0;
   const sample = text.length > FEEDBACK_TEXT_CHARS ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
   const scale = text.length / Math.max(1, sample.length);
-  eachFoldedWord(sample, (folded) => {
+  const countStem = (folded: string) => {
+    const stemmed = stems.of(folded);
+    if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
+  };
+  const countFolded = (folded: string) => {
     if (isFoldedStopWord(folded)) return;
     length += 1;
     const head = headOf(folded);
-    if (head !== -1 && !heads.has(head)) return;
-    const stemmed = stems.of(folded);
-    if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
-  });
+    if (head === -1 || heads.has(head)) countStem(folded);
+  };
+  let start = -1;
+  let wide = false;
+  let upper = false;
+  for (let i = 0; i <= sample.length; i++) {
+    const c = i < sample.length ? sample.charCodeAt(i) : 32;
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if ((c >= 65 && c <= 90) || c > 127) {
+      if (start < 0) start = i;
+      if (c > 127) wide = true;
+      else upper = true;
+    } else if (start >= 0) {
+      if (wide) {
+        for (const [raw] of sample.slice(start, i).matchAll(WORD)) {
+          const folded = foldWord(raw);
+          if (folded !== '') countFolded(folded);
+        }
+      } else {
+        const letters = i - start;
+        let stop = false;
+        if (letters <= STOP_LETTERS) {
+          let code = 0;
+          for (let j = start; j < i && code >= 0; j++) {
+            const l = lower(sample.charCodeAt(j));
+            code = l >= 97 ? code * 27 + (l - 96) : -1;
+          }
+          stop = code >= 0 && STOP_CODES.has(code);
+        }
+        if (!stop) {
+          length += 1;
+          let head = -1;
+          if (letters >= 2) {
+            const a = lower(sample.charCodeAt(start));
+            const b = lower(sample.charCodeAt(start + 1));
+            if (a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121) head = a * 128 + b;
+          }
+          if (head === -1 || heads.has(head)) {
+            const run = sample.slice(start, i);
+            countStem(upper ? run.toLowerCase() : run);
+          }
+        }
+      }
+      start = -1;
+      wide = false;
+      upper = false;
+    }
+  }
   const norm = K1 * (1 - B + (B * length * scale) / averageWords);
   let score = 0;
   for (const [stemmed, sampled] of frequency) {

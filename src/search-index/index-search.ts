@@ -9,7 +9,8 @@
  * - semantic: cosine similarity to the query's embedding over the rows of tables searched semantically (at least
  *   MIN_SIMILARITY).
  * - hybrid: both rankings of the same index, fused by a convex combination of normalised scores, the meaning's weight
- *   following how far the two rankings agree (fusion.ts).
+ *   following how far the two rankings agree (fusion.ts). With relevance feedback the model comes from the fused
+ *   ranking's best rows (the mode's own answer), the text ranking's rows are scored again with it, and fused again.
  *
  * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
  * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
@@ -169,14 +170,25 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     if (input.feedback) {
       return (await rankWithFeedback(space, { ...textQuery, headings: true, headingDepth: HEADING_DEPTH }, first, scope, limit, input.feedback)).sort(byScore);
     }
+    return input.mode === 'hybrid' ? first : rerank(first, first);
+  };
+  /**
+   * The text ranking `first` with its best RANK_DEPTH rows scored again with RM3's expanded query, the model built
+   * from `feedback`'s best rows: the answer's own best rows, so the text ranking's in natural mode and the fused
+   * ranking's in hybrid mode.
+   */
+  const rerank = async (first: IndexHit[], feedback: IndexHit[]): Promise<IndexHit[]> => {
     if (!reranks || first.length === 0 || textQuery.fuzziness) return first;
     const started = performance.now();
     const pool = first.slice(0, RANK_DEPTH);
-    // Rows ranked deeper than the page (counting, hybrid) come without their text: the best RANK_DEPTH are read by id.
-    const texts = pool.every((hit) => hit.text !== undefined)
-      ? new Map(pool.map((hit) => [hit.rid, hit.text!]))
-      : await space.texts(pool.map((hit) => hit.rid));
-    const reranked = await rerankWithFeedback(textQuery.words, first, texts, (stems) => vocabulary!.textStatistics(stems), RANK_DEPTH, input.rerank!);
+    const known = new Set(pool.map((hit) => hit.rid));
+    const read = [...pool, ...feedback.slice(0, input.rerank!.docs).filter((hit) => !known.has(hit.rid))];
+    // Rows ranked deeper than the page (counting, hybrid) come without their text, and so do the rows only the
+    // meaning ranking found: the rows to score and the feedback rows are read by id.
+    const texts = read.every((hit) => hit.text !== undefined)
+      ? new Map(read.map((hit) => [hit.rid, hit.text!]))
+      : await space.texts(read.map((hit) => hit.rid));
+    const reranked = await rerankWithFeedback(textQuery.words, first, texts, (stems) => vocabulary!.textStatistics(stems), RANK_DEPTH, input.rerank!, feedback);
     for (const hit of reranked) delete hit.text;
     input.timer?.add('rerank', performance.now() - started);
     return reranked;
@@ -204,11 +216,17 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     // The fusion normalises the text's best rows as the heading's weight reorders them, which rows deeper than the
     // fusion's depth may enter: the text ranking reads COUNT_CAP rows, and so counts them, whatever was asked.
     const textLimit = Math.max(depth, COUNT_CAP + 1);
-    const [byText, byMeaning] = await Promise.all([
+    const [firstByText, byMeaning] = await Promise.all([
       input.semanticRatio < 1 ? rankText(textLimit) : Promise.resolve([]),
       input.vector && input.semanticRatio > 0 ? space.searchVector(input.vector, semanticScope, depth, MIN_SIMILARITY) : Promise.resolve([]),
     ]);
-    ranked = agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio, { text: 0, vector: MIN_SIMILARITY });
+    const fuse = (byText: IndexHit[]) => agreementFusion(byText.slice(0, depth), byMeaning, input.semanticRatio, { text: 0, vector: MIN_SIMILARITY });
+    // Pseudo-relevance feedback takes the answer's own best rows as relevant: hybrid's answer is the fusion, so the
+    // model comes from the fused ranking's best rows, weighted by their fused scores, rows only the meaning found
+    // among them. The text ranking's rows are then scored again with the expanded query and fused once more.
+    const fusedFirst = fuse(firstByText);
+    const byText = await rerank(firstByText, fusedFirst);
+    ranked = byText === firstByText ? fusedFirst : fuse(byText);
     // Every text match counts, and so does every row only the meaning ranking found.
     const seen = new Set(ranked.map((h) => h.rid));
     counted = [...ranked, ...byText.filter((h) => !seen.has(h.rid) && seen.add(h.rid)), ...byMeaning.filter((h) => !seen.has(h.rid) && seen.add(h.rid))];

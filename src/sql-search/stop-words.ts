@@ -8,6 +8,9 @@ const STOP_WORDS = new Set([
   'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
 ]);
 
+/** The stop words, folded (lower case ASCII, five letters at most). */
+export const FOLDED_STOP_WORDS: ReadonlySet<string> = STOP_WORDS;
+
 /** A word folded as the index folds it: lower case, accents removed. */
 export function foldWord(word: string): string {
   return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();

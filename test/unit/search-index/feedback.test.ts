@@ -130,6 +130,18 @@ describe('rerankWithFeedback', () => {
     expect(part).toBeCloseTo((1000 * 2.2) / (1000 + 1.2), 3);
   });
 
+  it('when a row writes its words in capitals, with accents or digits, then it scores as the same words folded: stop words in capitals left out of its length', async () => {
+    const folded = new Map([['a', 'flutter wing'], ['b', 'the wing of 12 café']]);
+    const written = new Map([['a', 'FLUTTER Wing'], ['b', 'THE Wing Of 12 Café']]);
+    const rows: IndexHit[] = [{ rid: 'a', src: 't', score: 4 }, { rid: 'b', src: 't', score: 2 }];
+    const plain = await rerankWithFeedback('flutter', rows, folded, () => statistics, 100, settings);
+    const capitals = await rerankWithFeedback('flutter', rows, written, () => statistics, 100, settings);
+    expect(capitals).toEqual(plain);
+    // Row b's words: wing, 12 and cafe (3, the stop words left out).
+    const norm = 1.2 * (0.25 + (0.75 * 3) / 2);
+    expect(plain[1]!.score).toBeCloseTo(1 + 0.25 * idfWing * (2.2 / (1 + norm)), 12);
+  });
+
   it('when the query has no word the index keeps, then the ranking is kept as it was', async () => {
     const reranked = await rerankWithFeedback('the of', ranked, texts, () => statistics, 100, settings);
     expect(reranked).toEqual(ranked);

@@ -16,7 +16,7 @@ const sources: IndexedSource[] = [
 const hits = (n: number, src = 'itb_a', prefix = 'r') => Array.from({ length: n }, (_, i): IndexHit => ({ rid: `${prefix}${i}`, src, score: n - i }));
 
 /** A space that answers with fixed rankings and records what it was asked. */
-function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = [], vocabulary: SpaceVocabulary | null = null, onObjectStore = false) {
+function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = [], vocabulary: SpaceVocabulary | null = null, onObjectStore = false, textOf: Map<string, string> | null = null) {
   const calls: Array<{ kind: string; srcs: string[]; limit: number; minSimilarity?: number; query?: TextQuery }> = [];
   const space = {
     onObjectStore,
@@ -32,7 +32,7 @@ function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: st
     },
     rows: async (rids: string[]) => stored.filter((row) => rids.includes(row.rid)),
     vocabulary: async () => vocabulary,
-    texts: async (rids: string[]) => new Map(rids.map((rid) => [rid, `kettle descaling ${rid}`])),
+    texts: async (rids: string[]) => new Map(rids.map((rid) => [rid, textOf?.get(rid) ?? `kettle descaling ${rid}`])),
   } as unknown as IndexSpace;
   let opened = 0;
   const store: Pick<IndexStore, 'space'> = { space: async () => { opened += 1; return space; } };
@@ -183,6 +183,32 @@ describe('searchIndex', () => {
     expect(result.hits.every((h) => h.text === undefined)).toBe(true);
     const off = await searchIndex(fakeStore(text, [], [], vocabulary).store, input({ window: 3 }));
     expect(off.hits.map((h) => h.rid)).toEqual(['r0', 'r1', 'r2']);
+  });
+
+  it('when relevance feedback is on in a hybrid search, then its model comes from the fused ranking\'s best rows, not the text ranking\'s, and the text\'s rows holding the fused best row\'s words climb', async () => {
+    const builder = new VocabularyBuilder(40);
+    const textOf = new Map([['r0', 'kettle bread'], ['r1', 'kettle vinegar'], ['r2', 'kettle bread'], ['r3', 'kettle vinegar'], ['r4', 'paint'], ['r5', 'tea']]);
+    for (const words of textOf.values()) builder.add('itb_a', words);
+    const vocabulary = await builder.finish();
+    const asked: string[][] = [];
+    const statistics = vocabulary.textStatistics.bind(vocabulary);
+    vocabulary.textStatistics = (stems) => (asked.push([...stems]), statistics(stems));
+    // The text ranks r0 first; the meaning ranks r1 first, and the two agree on their first page, so the fusion does.
+    const text: IndexHit[] = [
+      { rid: 'r0', src: 'itb_a', score: 3 },
+      { rid: 'r1', src: 'itb_a', score: 2.8 },
+      { rid: 'r2', src: 'itb_a', score: 1 },
+      { rid: 'r3', src: 'itb_a', score: 0.9 },
+    ];
+    const vector: IndexHit[] = [{ rid: 'r1', src: 'itb_a', score: 0.9 }, { rid: 'r0', src: 'itb_a', score: 0.5 }];
+    const search = (rerank: IndexSearchInput['rerank']) =>
+      searchIndex(fakeStore(text, vector, [], vocabulary, false, textOf).store, input({ mode: 'hybrid', window: 4, vector: Float32Array.from([1, 0]), semanticRatio: 0.5, rerank }));
+    const plain = await search(null);
+    expect(plain.hits.map((h) => h.rid)).toEqual(['r1', 'r0', 'r2', 'r3']);
+    const reranked = await search({ docs: 1, terms: 2, originalWeight: 0.5 });
+    // One feedback row, r1 (the fusion's best): the model is its words, kettle and vinegar, never r0's bread.
+    expect(asked).toEqual([['kettl', 'vinegar']]);
+    expect(reranked.hits.map((h) => h.rid)).toEqual(['r1', 'r0', 'r3', 'r2']);
   });
 
   it('when no table is selected, then the index is not opened', async () => {
