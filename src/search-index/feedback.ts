@@ -1,5 +1,5 @@
 /**
- * Pseudo-relevance feedback (issue 33): RM3 as Anserini runs it (Lavrenko and Croft's relevance model interpolated
+ * Pseudo-relevance feedback: RM3 as Anserini runs it (Lavrenko and Croft's relevance model interpolated
  * with the query: Abdul-Jaleel et al., "UMass at TREC 2004"; Anserini's Rm3Reranker defaults fbDocs 10, fbTerms 10,
  * originalQueryWeight 0.5). The best rows of the first ranking are taken as relevant; the words they share most,
  * weighted by how well each row matched, join the query. A row that answers the question in other words than the

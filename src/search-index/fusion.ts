@@ -1,5 +1,5 @@
 /**
- * Hybrid search's fusion of the BM25 and the vector ranking of the same index (issue 27): a convex combination of
+ * Hybrid search's fusion of the BM25 and the vector ranking of the same index: a convex combination of
  * min-max normalised scores (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", 2023).
  * Unlike reciprocal rank fusion it keeps how far apart scores are; `semanticRatio` (0 to 1) is the weight of the
  * vector ranking.

@@ -1,5 +1,5 @@
 /**
- * Search over Quarry's own index (issues 27 and 26): one query per search space ranks every selected indexed table
+ * Search over Quarry's own index: one query per search space ranks every selected indexed table
  * at once.
  *
  * - natural: BM25 over the rows' text in the space's one statistics space; any word may match, `-word` excludes,
@@ -14,7 +14,7 @@
  *
  * A compiled filter (filters.ts) narrows the rows; weights per database scale scores; `sort` orders by columns with
  * ties by relevance; facets count values. Counting every match of an any-word query would score most of the table,
- * so a search costs what ranking its page costs (issue 36): one query ranks the page's rows (at least RANK_DEPTH,
+ * so a search costs what ranking its page costs: one query ranks the page's rows (at least RANK_DEPTH,
  * the rows the heading's weight may reorder, weighed in Quarry from the space's statistics: heading.ts) and one more,
  * bringing their stored fields with them, and when that one is there the total is estimated from how many rows hold
  * each query word (vocabulary.ts), never below the rows seen, and says so (`totalIsEstimate`, as Meilisearch's
@@ -163,7 +163,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     textQuery = corrected.query;
     return (await ranking(corrected.query)).sort(byScore);
   };
-  // With feedback (issue 33), the text ranking is the query expanded from its own best rows (feedback.ts): the rows
+  // With feedback, the text ranking is the query expanded from its own best rows (feedback.ts): the rows
   // it read scored again (rerank), or the expanded query searched over the index (feedback).
   const rankText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
     const first = await searchText(limit, withRows);

@@ -1,5 +1,5 @@
 /**
- * searchDatabases' natural ranking with pseudo-relevance feedback on the rows it read (issue 33, `relevanceFeedback`,
+ * searchDatabases' natural ranking with pseudo-relevance feedback on the rows it read (`relevanceFeedback`,
  * on by default): a row that answers in the words the best rows share climbs above one that only repeats a query
  * word, and `relevanceFeedback: false` keeps the plain BM25 order.
  */

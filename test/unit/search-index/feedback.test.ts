@@ -1,5 +1,5 @@
 /**
- * Pseudo-relevance feedback (issue 33, src/search-index/feedback.ts): which words RM3's relevance model picks from the
+ * Pseudo-relevance feedback (src/search-index/feedback.ts): which words RM3's relevance model picks from the
  * first ranking's best rows, how the ranking with the model's words is fused with the first, and how the rows the
  * ranking read are scored again with the expanded query (BM25 from the space's statistics).
  */
