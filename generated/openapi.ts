@@ -715,6 +715,8 @@ export interface paths {
          *     seconds; 422 `INVALID_SQLITE_FILE` otherwise, and nothing changes). An existing
          *     file of that name is replaced atomically: searches read the old file or the new one, never a mix, and
          *     connections naming it read the new one from their next query. 201 when the name is new, 200 when replaced.
+         *     The folder is kept in Quarry's own store, so every server process behind a load balancer reads the same
+         *     files (each through a local copy, fetched again when the file is replaced).
          *     Names ending in `-wal`, `-shm` or `-journal` are refused (400): SQLite keeps those files itself. Save the
          *     database with `journal_mode=DELETE` (a WAL database needs its -wal file).
          */

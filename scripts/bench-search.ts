@@ -22,7 +22,13 @@
  * time goes and the event loop's delay (scripts/lib/anchor.ts); at 1,000,000 rows with `--rows 1000000`, and with
  * Quarry at an older commit beside the current one with `--baseline <git ref>`.
  *
+ * Or (issue 34), with `--index-uri s3` (s3rver on loopback behind the proxy that honours conditional writes) or
+ * `--index-uri <uri>` (settings from the environment), only this: Quarry with its index in a local folder against
+ * Quarry with its index on that object store, the same table and queries taking turns, p50 and the ratio against
+ * the target (object store <= 1.3 x local).
+ *
  *   npm run bench:search -- [--requests N, default 200] [--anchor-only] [--rows 100000|1000000] [--baseline <git ref>]
+ *                           [--index-uri s3|<uri>]
  * (`--requests`: queries through Quarry per engine, and per query set in the anchor; a bare number says the same.
  * The per-engine part always runs on the 100,000-row corpus; `--rows` sizes the anchor.)
  */
@@ -33,7 +39,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { ApiClient } from '../test/support/api-client.js';
-import { parseAnchorArgs, runAnchor } from './lib/anchor.js';
+import { parseAnchorArgs, runAnchor, runObjectStoreComparison } from './lib/anchor.js';
 import {
   articles, benchMysqlUrl, benchPgUrl, CORPUS_DIR, CORPUS_ROWS, ensureCorpus, ensureMysqlArticles, ensurePostgresArticles,
   ensurePostgresDatabase, ensureSqliteArticles, SQLITE_FILE, verboseQueries,
@@ -212,5 +218,9 @@ async function perEngine(): Promise<void> {
   for (const line of refinedLines) console.log(line);
 }
 
-if (!args.anchorOnly) await perEngine();
-await runAnchor({ requests: args.requests, rows: args.rows, baseline: args.baseline });
+if (args.indexUri) {
+  await runObjectStoreComparison({ requests: args.requests, rows: args.rows, indexUri: args.indexUri });
+} else {
+  if (!args.anchorOnly) await perEngine();
+  await runAnchor({ requests: args.requests, rows: args.rows, baseline: args.baseline });
+}

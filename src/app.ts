@@ -36,7 +36,7 @@ export async function createApp(config: Config, logger: Logger, services: Servic
   const contractViolations: ContractViolation[] = [];
   let draining = false;
   // Outermost: whatever answers, once the server stops, the answer ends its connection. A client reusing kept-alive
-  // connections would otherwise keep a stopping server busy forever (issue 23: SIGTERM under load).
+  // connections would otherwise keep a stopping server busy forever (SIGTERM under load).
   koa.use(async (ctx, next) => {
     try {
       await next();

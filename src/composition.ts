@@ -12,6 +12,7 @@ import type { RateLimitStore, TierName } from './rate-limit/index.js';
 import { apiKeyRepository } from './repositories/api-key-repository.js';
 import { databaseConnectionRepository } from './repositories/database-connection-repository.js';
 import { requestUsageRepository } from './repositories/request-usage-repository.js';
+import { sqliteFileRepository } from './repositories/sqlite-file-repository.js';
 import { sqliteUploadReservationRepository } from './repositories/sqlite-upload-reservation-repository.js';
 import { searchRecordRepository } from './repositories/search-record-repository.js';
 import { searchStatsRepository } from './repositories/search-stats-repository.js';
@@ -44,6 +45,7 @@ import { SearchHistoryService, type History } from './services/search/search-his
 import { SearchRecorder } from './services/search/search-recorder.js';
 import { SearchService } from './services/search/search-service.js';
 import { FRESH_MS, OutageReads } from './services/search/outage-reads.js';
+import { SqliteFileCopies } from './services/databases/sqlite-file-copies.js';
 import { SqliteFileService } from './services/databases/sqlite-file-service.js';
 import { SuggestionService } from './services/search/suggestion-service.js';
 import { MemoryResultCache, NoResultCache } from './services/search/result-cache.js';
@@ -138,6 +140,15 @@ export function createServices(infra: Infrastructure) {
     max: 5,
   };
   const pools = new PoolManager({ ...executorOptions, idleCloseMs: 5 * 60_000, maxPerHost: config.dbMaxConnectionsPerHost, maxTotal: config.dbMaxConnections });
+  // Uploaded SQLite files live in the store; each process reads its own copy, checked against the store at most
+  // every few seconds and at once when the bus says another process replaced or removed the file.
+  const sqliteCopies = new SqliteFileCopies({
+    root: config.sqliteDataDir, files: sqliteFileRepository, freshMs: FRESH_MS, log: (level, message, context) => logger[level](context, message), now,
+  });
+  bus.subscribe('sqlite-file', (key) => {
+    const cut = key.indexOf('/');
+    if (cut > 0) sqliteCopies.forget(key.slice(0, cut), key.slice(cut + 1));
+  });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
     plans,
@@ -145,6 +156,7 @@ export function createServices(infra: Infrastructure) {
     executorOptions,
     credentialsKey: config.credentialsKey,
     sqliteDataDir: config.sqliteDataDir,
+    sqliteCopies,
     upgradeUrl: config.upgradeUrl,
     queryTimeoutMs: config.searchTimeoutMs,
     onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
@@ -166,6 +178,9 @@ export function createServices(infra: Infrastructure) {
     connections: databaseConnectionRepository,
     pools,
     reservations: sqliteUploadReservationRepository,
+    files: sqliteFileRepository,
+    copies: sqliteCopies,
+    onFileChanged: (userId, name) => bus.publish('sqlite-file', `${userId}/${name}`),
     onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
     // searchIndex is made below; a failed upkeep is logged and never fails the upload (the schedule syncs later).
     onSourceReplaced: (record) => searchIndex.service.sourceReplaced(record).catch((error: unknown) => logger.warn({ err: error }, 'search index upkeep failed')),
@@ -325,7 +340,8 @@ function wireSearchIndex(deps: {
     store,
     provider: embeddings,
     findConnection: (id) => databaseConnectionRepository.findById(id),
-    executorFor: (record) => databases.executorFor(record),
+    // A sync reads the version of a SQLite file the store holds now, not the one this process saw a moment ago.
+    executorFor: (record) => databases.executorFor(record, { latestFile: true }),
     tablesOf: (record) => databases.tablesOf(record),
     logger,
     onSynced: (connectionId) => onIndexChanged(connectionId),

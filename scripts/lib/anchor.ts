@@ -53,13 +53,19 @@ export interface AnchorOptions {
 
 export interface AnchorArgs extends AnchorOptions {
   anchorOnly: boolean;
+  /**
+   * `--index-uri`: instead of the other parts, Quarry with its index in a local folder against Quarry with its index
+   * at this URI (an object store), in one run; `s3` starts s3rver on loopback behind the proxy that honours
+   * conditional writes (test/support/s3rver.ts).
+   */
+  indexUri?: string;
 }
 
-/** `[requests] [--requests N] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only]`. */
+/** `[requests] [--requests N] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only] [--index-uri s3|<uri>]`. */
 export function parseAnchorArgs(argv: string[], usage: string): AnchorArgs {
   const args: AnchorArgs = { requests: 200, rows: CORPUS_ROWS, anchorOnly: false };
   const fail = (why: string): never => {
-    console.error(`${why}\nusage: ${usage} [--requests N (>= 20)] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only]`);
+    console.error(`${why}\nusage: ${usage} [--requests N (>= 20)] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only] [--index-uri s3|<uri>]`);
     process.exit(2);
   };
   for (let i = 0; i < argv.length; i += 1) {
@@ -69,6 +75,7 @@ export function parseAnchorArgs(argv: string[], usage: string): AnchorArgs {
     else if (arg === '--requests') args.requests = Number(value());
     else if (arg === '--rows') args.rows = Number(value());
     else if (arg === '--baseline') args.baseline = value();
+    else if (arg === '--index-uri') args.indexUri = value();
     else if (/^\d+$/.test(arg)) args.requests = Number(arg);
     else fail(`unknown argument ${arg}`);
   }
@@ -111,7 +118,8 @@ interface Contender {
   callers(n: number): Promise<{ searchers: Searcher[]; close(): Promise<void> }>;
   /** The event loop's delay since the previous reading (Quarry only). */
   loop(): Promise<LoopReading | null>;
-  index: { seconds: number; bytes: number };
+  /** bytes: null for an index that is not in a local folder. */
+  index: { seconds: number; bytes: number | null };
   pid: number;
   stop(): Promise<void>;
 }
@@ -151,10 +159,10 @@ async function readLoopProbe(server: ServerProcess): Promise<LoopReading> {
 }
 
 /** A Quarry server (this checkout, or `cwd`'s) with one account, one key and the table synced. */
-async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string): Promise<Contender> {
+async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string, env: Record<string, string> = {}): Promise<Contender> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-anchor-'));
   const server = await spawnServer(
-    { DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development' },
+    { DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', ...env },
     { built: true, cwd, nodeArgs: ['--import', LOOP_PROBE] },
   );
   try {
@@ -200,7 +208,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       search,
       callers: async (n) => ({ searchers: Array.from({ length: n }, () => async (words: string[]) => void (await search(words))), close: async () => {} }),
       loop: () => readLoopProbe(server),
-      index: { seconds, bytes: treeBytes(join(dataDir, 'index')) },
+      index: { seconds, bytes: env.INDEX_URI ? null : treeBytes(join(dataDir, 'index')) },
       pid: server.child.pid!,
       async stop() {
         await server.stop();
@@ -420,7 +428,7 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
     for (const c of contenders) {
       const rss = rssOf(c.pid);
       const rssTarget = targets.rssMb === null ? '' : c === sphinx ? ' |' : ` RSS <= ${targets.rssMb} MB: ${verdict(rss <= targets.rssMb * 1048576)} |`;
-      console.log(`| ${c.name} | ${Math.round(rows / c.index.seconds)} | ${c.index.seconds.toFixed(1)} | ${mb(c.index.bytes)} | ${mb(rss)} | ${mb(peakRssOf(c.pid))} |${rssTarget}`);
+      console.log(`| ${c.name} | ${Math.round(rows / c.index.seconds)} | ${c.index.seconds.toFixed(1)} | ${c.index.bytes === null ? '-' : mb(c.index.bytes)} | ${mb(rss)} | ${mb(peakRssOf(c.pid))} |${rssTarget}`);
     }
     console.log(`\nLatency at concurrency 1, ${requests} queries per set after ${WARMUP} warm-up, taking turns (ms)\n`);
     console.log('| set | system | p50 | p99 | p50 / Sphinx | target |');
@@ -441,5 +449,91 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
   } finally {
     for (const c of contenders.reverse()) await c.stop().catch((error: unknown) => console.error(`${c.name} stop: ${(error as Error).message}`));
     baseline?.remove();
+  }
+}
+
+/** The issue's target for the index on object storage: its p50 at most this many times the local folder's. */
+const OBJECT_STORE_X = 1.3;
+
+/**
+ * Quarry with its index in a local folder against Quarry with its index at `indexUri` (issue 34 item 4), both built
+ * and as `npm start` runs them, the same PostgreSQL table synced into each, the anchor's three query sets at
+ * concurrency 1 taking turns query by query (who goes first rotates). Prints each set's p50 and p99, the ratio and
+ * the target, and where the object-store Quarry's time went (Server-Timing) beside the local one's.
+ */
+export async function runObjectStoreComparison(options: { requests: number; rows: number; indexUri: string }): Promise<void> {
+  const { requests, rows } = options;
+  const table = rows === MILLION_ROWS ? MILLION_TABLE : 'articles';
+  const corpus = ensureCorpus();
+  const corpusRows = articles();
+  const pgUrl = benchPgUrl();
+  await ensurePostgresDatabase(pgUrl);
+  const pool = new pg.Pool({ connectionString: pgUrl.toString(), max: 2 });
+  await ensurePostgresArticles(pool, () => corpusRows);
+  await pool.end();
+  if (rows === MILLION_ROWS) await ensurePostgresMillion(pgUrl);
+  const total = WARMUP + requests;
+  const sets: Record<SetName, string[][]> = {
+    verbose: verboseQueries(corpusRows, total).map((query) => query.split(' ')),
+    common: Array.from({ length: total }, (_, i) => [corpus.common200[i % corpus.common200.length]!]),
+    rare: Array.from({ length: total }, (_, i) => [corpus.rare200[(2 * i) % corpus.rare200.length]!, corpus.rare200[(2 * i + 1) % corpus.rare200.length]!]),
+  };
+
+  let s3: { url: string; close(): Promise<void> } | null = null;
+  let env: Record<string, string>;
+  let where: string;
+  if (options.indexUri === 's3') {
+    const { startS3rver, S3RVER_CREDENTIALS } = await import('../../test/support/s3rver.js');
+    s3 = await startS3rver('quarry-bench');
+    env = {
+      INDEX_URI: `s3://quarry-bench/index-${Date.now()}`, INDEX_S3_ENDPOINT: s3.url, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',
+      INDEX_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, INDEX_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    };
+    where = `s3rver on loopback behind the conditional-write proxy (${env.INDEX_URI})`;
+  } else {
+    // Any other URI: its settings come from this environment (INDEX_S3_*, INDEX_GCS_*, INDEX_AZURE_*, INDEX_ALLOW_HTTP).
+    env = { INDEX_URI: options.indexUri };
+    where = options.indexUri;
+  }
+  const contenders: Contender[] = [];
+  try {
+    contenders.push(await startQuarry('local folder', table, pgUrl));
+    contenders.push(await startQuarry('object store', table, pgUrl, undefined, env));
+    const [local, remote] = contenders as [Contender, Contender];
+    const lines: string[] = [];
+    const breakdown: string[] = [];
+    for (const setName of SETS) {
+      const samples = new Map<Contender, Sample[]>(contenders.map((c) => [c, []]));
+      for (const [i, words] of sets[setName].entries()) {
+        for (const contender of rotated(contenders, i)) {
+          const sample = await contender.search(words);
+          if (i >= WARMUP) samples.get(contender)!.push(sample);
+        }
+      }
+      const sorted = (c: Contender) => samples.get(c)!.map((s) => s.ms).sort((a, b) => a - b);
+      const p50 = (c: Contender) => percentile(sorted(c), 0.5);
+      const ratio = p50(remote) / p50(local);
+      lines.push(`| ${setName} | ${fixed(p50(local))} | ${fixed(percentile(sorted(local), 0.99))} | ${fixed(p50(remote))} | ${fixed(percentile(sorted(remote), 0.99))} | ${fixed(ratio, 2)} | <= ${OBJECT_STORE_X} x: ${verdict(ratio <= OBJECT_STORE_X)} |`);
+      for (const c of contenders) {
+        const timed = samples.get(c)!.filter((s) => s.stages?.total !== undefined);
+        const m = (f: (s: Record<string, number>) => number) => fixed(median(timed.map((s) => f(s.stages!))));
+        breakdown.push(`| ${setName} | ${c.name} | ${fixed(median(samples.get(c)!.map((s) => s.ms)))} | ${m((s) => s.total!)} | ${m((s) => s.engine ?? 0)} | ${m((s) => (s.rank ?? 0) - (s.engine ?? 0))} | ${m((s) => s.details ?? 0)} | ${timed.length} |`);
+      }
+      console.log(`${setName}: done`);
+    }
+    console.log(`\nSearch from a local index folder against the same index on ${where}: ${rows.toLocaleString('en')} rows (${table}), limit ${LIMIT}, ${requests} queries per set after ${WARMUP} warm-up, concurrency 1, taking turns (ms)\n`);
+    console.log('| index | rows/s of the first sync | seconds | on disk MB |');
+    console.log('|---|---|---|---|');
+    for (const c of contenders) console.log(`| ${c.name} | ${Math.round(rows / c.index.seconds)} | ${c.index.seconds.toFixed(1)} | ${c.index.bytes === null ? '-' : (c.index.bytes / 1048576).toFixed(1)} |`);
+    console.log('\n| set | local p50 | local p99 | object store p50 | object store p99 | object store / local | target |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const line of lines) console.log(line);
+    console.log('\nWhere the time goes, medians (ms; Server-Timing): engine = the index\'s ranking queries, index work = rank - engine, details = reading the page\'s rows\n');
+    console.log('| set | index | client | total | engine | index work | details | requests |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const line of breakdown) console.log(line);
+  } finally {
+    for (const c of contenders.reverse()) await c.stop().catch((error: unknown) => console.error(`${c.name} stop: ${(error as Error).message}`));
+    await s3?.close();
   }
 }

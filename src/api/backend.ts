@@ -1,6 +1,6 @@
 import ajvFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
-import { AppError, notImplemented } from '../errors/app-error.js';
+import { AppError, notImplemented, validationError, type FieldProblem } from '../errors/app-error.js';
 import { successBody } from '../http/envelope.js';
 import { loadContract } from '../lib/contract.js';
 import type { Services } from '../composition.js';
@@ -130,11 +130,7 @@ function lifecycle(api: OpenAPIBackend) {
       // At most MAX_VALIDATION_PROBLEMS are described: a body of 95,554 unknown fields made a 6.7 MB answer.
       const found = relevantErrors((c.validation.errors ?? []) as AjvErrorLike[]);
       const errors = describeValidationErrors(found.slice(0, MAX_VALIDATION_PROBLEMS));
-      const first = errors[0];
-      const omitted = found.length - errors.length;
-      throw new AppError('VALIDATION_ERROR', `The request is invalid: ${first.location}${first.path === '/' ? '' : first.path} ${first.message}.`, {
-        errors, ...(omitted > 0 && { omittedErrors: omitted }),
-      });
+      throw validationError(errors as [FieldProblem, ...FieldProblem[]], found.length - errors.length);
     },
     notFound: async () => {
       throw new AppError('ROUTE_NOT_FOUND', 'No such endpoint. See /openapi.yaml for the operations this API has.');

@@ -1,8 +1,5 @@
-import Ajv from 'ajv';
-import ajvFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
-import type { OpenAPIBackend } from 'openapi-backend';
-import { loadContract } from '../lib/contract.js';
+import { ValidationContext, type OpenAPIBackend } from 'openapi-backend';
 import type { RequestState } from './types.js';
 
 export interface ContractViolation {
@@ -20,11 +17,11 @@ export interface ContractViolation {
  */
 export function responseValidator(api: OpenAPIBackend, violations: ContractViolation[]): Middleware {
   // Routes the contract does not know (404, 405) have no operation: their body must still be the error envelope.
-  const ajv = new Ajv.default({ strict: false, allErrors: true });
-  ((ajvFormats as unknown as { default?: (a: unknown) => void }).default ?? (ajvFormats as unknown as (a: unknown) => void))(ajv);
-  const contract = loadContract();
-  ajv.addSchema(JSON.parse(JSON.stringify(contract.components?.schemas ?? {}).replaceAll('#/components/schemas/', 'schemas#/')), 'schemas');
-  const validateEnvelope = ajv.compile({ $ref: 'schemas#/ErrorEnvelope' });
+  // The backend's own Ajv (its options and formats) compiles it from the backend's dereferenced document, so both
+  // checks read the contract the same way.
+  const envelope = (api.document.components?.schemas as Record<string, object> | undefined)?.ErrorEnvelope;
+  if (!envelope) throw new Error('openapi.yaml has no ErrorEnvelope schema');
+  const validateEnvelope = api.validator.getAjv(ValidationContext.Response).compile(envelope);
 
   return async (ctx, next) => {
     await next();

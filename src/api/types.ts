@@ -69,7 +69,7 @@ export interface HandlerEnv {
 
 export type OperationHandler = (c: Context, env: HandlerEnv) => Promise<Reply | RawReply>;
 
-/** An answer that holds a token or a secret key: no cache, browser or proxy may keep it (issue 23 item 8). */
+/** An answer that holds a token or a secret key: no cache, browser or proxy may keep it. */
 export const secretReply = (answer: Reply): Reply => ({ ...answer, headers: { 'Cache-Control': 'no-store' } });
 
 export const reply = <O extends OperationId, S extends keyof operations[O]['responses'] & number>(

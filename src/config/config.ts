@@ -165,7 +165,7 @@ export const environmentSchema = z.object({
   UPGRADE_URL: httpUrl().default('https://quarry.example.com/pricing')
     .meta(doc({ default: 'https://quarry.example.com/pricing', meaning: 'Link given in 429 and tier errors.' })),
   SQLITE_DATA_DIR: z.string().optional()
-    .meta(doc({ default: '<DATA_DIR>/sqlite', meaning: 'Holds one folder per account (`<userId>/`) with its uploaded SQLite files; an account connects only files in its own.' })),
+    .meta(doc({ default: '<DATA_DIR>/sqlite', meaning: "This process's copies of the uploaded SQLite files, one folder per account (`<userId>/`); an account connects only files in its own. The files themselves are kept in Quarry's store, which every process shares: processes need not share this folder. A file found here at start that the store does not hold (uploaded before it kept them, or put there by hand) is written to it." })),
   DB_HOST_ALLOWLIST: list(allowEntry()).default([])
     .meta(doc({ default: '(empty)', meaning: 'Comma-separated hosts, CIDRs or host:port always allowed for database connections.' })),
   DB_ALLOW_PRIVATE_HOSTS: flag().optional()

@@ -9,7 +9,7 @@ export const CLIENT_GRACE_MS = 1000;
 
 /**
  * How long a pool's orderly close (a goodbye to the server on each connection) may take before its sockets are
- * destroyed: a server that stopped answering would otherwise hold a shutdown forever (issue 23 item 7).
+ * destroyed: a server that stopped answering would otherwise hold a shutdown forever.
  */
 export const CLOSE_GRACE_MS = 2000;
 

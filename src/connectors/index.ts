@@ -1,4 +1,4 @@
-/** The connection layer's public surface (issue 5). Services import from here, never from the engine files. */
+/** The connection layer's public surface. Services import from here, never from the engine files. */
 export type {
   ConnectionSettings,
   Engine,

@@ -1,9 +1,9 @@
 /**
- * One pool per connection id (issue 5): created on first use, reused by every request, closed when the connection
+ * One pool per connection id: created on first use, reused by every request, closed when the connection
  * is updated or deleted (`close`), when it has been idle for `idleCloseMs`, and at shutdown (`closeAll`).
  * getDatabaseStatus reads `stats(id)`.
  *
- * Bounded (issue 23 item 4): a pool may open up to its `max` connections, so each open pool counts that many against
+ * Bounded: a pool may open up to its `max` connections, so each open pool counts that many against
  * its database server (`maxPerHost`, by host and port as the connection names them) and against all servers together
  * (`maxTotal`). A pool that does not fit closes idle pools, the least recently used first; when none is idle it
  * waits for one until `connectTimeoutMs`, then fails with DATABASE_TIMEOUT. Forty connections to one server

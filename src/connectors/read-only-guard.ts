@@ -1,5 +1,5 @@
 /**
- * The first of two locks on writes (issue 5: "a write statement can never run through Quarry"). Every executor
+ * The first of two locks on writes ("a write statement can never run through Quarry"). Every executor
  * also runs inside the engine's read-only mode; this check exists because engines leave gaps of their own:
  * sqlite3 silently ignores everything after the first statement, a read-only SQLite handle still runs
  * `VACUUM INTO 'file'`, and a MySQL session can switch itself back with `SET SESSION TRANSACTION READ WRITE`.

@@ -1,5 +1,5 @@
 /**
- * The local model's worker thread (issue 7): loads Universal Sentence Encoder lite once, then embeds the batches the
+ * The local model's worker thread: loads Universal Sentence Encoder lite once, then embeds the batches the
  * main thread posts, one at a time. Inference is CPU-bound WebAssembly; here it never blocks the API's event loop.
  */
 import { parentPort } from 'node:worker_threads';

@@ -1,5 +1,5 @@
 /**
- * Embedding models (issue 7): the public surface of this folder. The search index (src/search-index) embeds rows with
+ * Embedding models: the public surface of this folder. The search index (src/search-index) embeds rows with
  * them when a table is searched by meaning, and the search service embeds each semantic or hybrid query.
  */
 import type { Config } from '../config/config.js';

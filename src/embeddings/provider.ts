@@ -1,5 +1,5 @@
 /**
- * The seam between Quarry and an embedding model (issue 7). Indexing and search see only this interface; the
+ * The seam between Quarry and an embedding model. Indexing and search see only this interface; the
  * local model and the remote service are interchangeable behind it.
  */
 

@@ -41,14 +41,21 @@ export const notImplemented = (operationId: string): AppError =>
   new AppError('NOT_IMPLEMENTED', 'This operation is in the contract but not built yet.', { operationId });
 
 export interface FieldProblem {
-  location: 'query' | 'body' | 'path';
+  /** Where the field is: `body`, `query`, `path`, or a header or the request as the contract validator names them. */
+  location: string;
   /** JSON pointer of the field, e.g. `/endDate`. */
   path: string;
   message: string;
 }
 
-/** A 400 VALIDATION_ERROR found by a service, in the same shape as the contract validator's (details.errors). */
-export function validationError(problems: [FieldProblem, ...FieldProblem[]]): AppError {
+/**
+ * The one 400 VALIDATION_ERROR, whoever found it (the contract validator or a service): its message names the first
+ * problem, `details.errors` lists them all and `details.omittedErrors` counts any left out.
+ */
+export function validationError(problems: [FieldProblem, ...FieldProblem[]], omittedErrors = 0): AppError {
   const [first] = problems;
-  return new AppError('VALIDATION_ERROR', `The request is invalid: ${first.location}${first.path} ${first.message}.`, { errors: problems });
+  const where = `${first.location}${first.path === '/' ? '' : first.path}`;
+  return new AppError('VALIDATION_ERROR', `The request is invalid: ${where} ${first.message}.`, {
+    errors: problems, ...(omittedErrors > 0 && { omittedErrors }),
+  });
 }

@@ -60,7 +60,7 @@ export async function getDatabaseStatus(c: Context, { services }: HandlerEnv): P
 }
 
 /**
- * The semantic-index operations are deprecated (issue 27: vectors live in the search index); each response says so
+ * The semantic-index operations are deprecated (vectors live in the search index); each response says so
  * and names its successor, as the contract's versioning promises.
  */
 const DEPRECATED_SINCE = '@1795564800'; // 2026-11-25T00:00:00Z

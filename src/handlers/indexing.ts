@@ -1,4 +1,4 @@
-/** Indexing tag: the search index of a connection's tables (issue 27). */
+/** Indexing tag: the search index of a connection's tables. */
 import type { Context } from 'openapi-backend';
 import { userOf } from '../api/callers.js';
 import { reply, type BodyOf, type HandlerEnv, type PathOf, type Reply } from '../api/types.js';

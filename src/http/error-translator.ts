@@ -11,7 +11,7 @@ export const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Anything that is not an AppError is an outage or a bug. Quarry's store being down, out of connections or busy is
- * 503 STORE_UNAVAILABLE with Retry-After (issue 23 item 6): the request can succeed later as it is. Anything else is
+ * 503 STORE_UNAVAILABLE with Retry-After: the request can succeed later as it is. Anything else is
  * 500. The client learns only that, the log learns the rest.
  */
 export function toAppError(error: unknown): AppError {
@@ -25,7 +25,7 @@ export function toAppError(error: unknown): AppError {
 }
 
 /**
- * The one place where errors become responses (STYLE.md §6): status from the code, the error envelope, and the
+ * The one place where errors become responses: status from the code, the error envelope, and the
  * headers the error's facts call for. Every response, success or error, also reports the caller's rate-limit window
  * once the request was admitted (X-RateLimit-*).
  */

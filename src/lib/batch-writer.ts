@@ -31,7 +31,7 @@ export interface BatchWriterStats {
 
 /**
  * Collects rows in memory and writes them in batches every `flushMs`, so recording never adds a synchronous
- * database write to a request. Shared by the usage and search recorders (issue 23 item 5):
+ * database write to a request. Shared by the usage and search recorders:
  * - A temporary failure keeps the whole batch, ahead of newer rows, and the next attempt waits: `flushMs` doubled
  *   per failed attempt, at most `maxBackoffMs`. A store that is down costs one attempt per wait, never one per row.
  * - A batch the store refuses (some row violates a constraint) is split in halves until the refused rows are alone:

@@ -15,6 +15,6 @@ export function randomBase62(length: number): string {
 }
 
 /** Stripe-style prefixed identifier: `usr_…`, `key_…`, `db_…`, 22 base62 characters (131 bits). */
-export function newId(prefix: 'usr' | 'key' | 'db' | 'ses' | 'srch' | 'req' | 'itb' | 'ijob' | 'upl' | 'poll'): string {
+export function newId(prefix: 'usr' | 'key' | 'db' | 'ses' | 'srch' | 'req' | 'itb' | 'ijob' | 'upl' | 'sqf' | 'poll'): string {
   return `${prefix}_${randomBase62(22)}`;
 }

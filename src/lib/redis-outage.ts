@@ -1,7 +1,7 @@
 import type { Logger } from './logger.js';
 
 /**
- * One story per Redis outage in the log (issue 23 item 8): the rate limiter, the invalidation channel and the search
+ * One story per Redis outage in the log: the rate limiter, the invalidation channel and the search
  * cache each use their own connections to Redis, and each noticed (and logged) every failed command and reconnect:
  * 174 warnings in 10 seconds. Each reports here when it loses and regains Redis; the outage is logged once when
  * the first loses it and once when the last regains it.

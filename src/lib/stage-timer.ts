@@ -1,6 +1,6 @@
 /**
  * The time one piece of work spends in each of its stages, reported as a W3C Server-Timing header value
- * (`name;dur=ms`): what a search's answer says about where its time went (issue 36), read by clients and by the
+ * (`name;dur=ms`): what a search's answer says about where its time went, read by clients and by the
  * search benchmark.
  */
 export class StageTimer {

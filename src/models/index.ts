@@ -8,6 +8,7 @@ import { IndexJobModel } from './index-job.js';
 import { IndexTableModel } from './index-table.js';
 import { SessionModel } from './session.js';
 import { SettingModel } from './setting.js';
+import { SqliteFileChunkModel, SqliteFileModel } from './sqlite-file.js';
 import { SqliteUploadReservationModel } from './sqlite-upload-reservation.js';
 import { UserModel } from './user.js';
 
@@ -21,7 +22,7 @@ let boundTo: Sequelize | null = null;
 export function setupModels(sequelize: Sequelize): void {
   if (boundTo && boundTo !== sequelize) throw new Error('Another Quarry server in this process is still using the models; stop it first.');
   boundTo = sequelize;
-  for (const model of [UserModel, SessionModel, ApiKeyModel, RequestUsageModel, SettingModel, RateLimitViolationModel, DatabaseConnectionModel, SearchRecordModel, IndexTableModel, IndexJobModel, SqliteUploadReservationModel]) model.setup(sequelize);
+  for (const model of [UserModel, SessionModel, ApiKeyModel, RequestUsageModel, SettingModel, RateLimitViolationModel, DatabaseConnectionModel, SearchRecordModel, IndexTableModel, IndexJobModel, SqliteUploadReservationModel, SqliteFileModel, SqliteFileChunkModel]) model.setup(sequelize);
 }
 
 /** Releases the binding when a server stops, so the next one in this process can bind. */
@@ -29,4 +30,4 @@ export function releaseModels(sequelize: Sequelize): void {
   if (boundTo === sequelize) boundTo = null;
 }
 
-export { ApiKeyModel, DatabaseConnectionModel, RateLimitViolationModel, RequestUsageModel, IndexJobModel, IndexTableModel, SearchRecordModel, SessionModel, SettingModel, SqliteUploadReservationModel, UserModel };
+export { ApiKeyModel, DatabaseConnectionModel, RateLimitViolationModel, RequestUsageModel, IndexJobModel, IndexTableModel, SearchRecordModel, SessionModel, SettingModel, SqliteFileChunkModel, SqliteFileModel, SqliteUploadReservationModel, UserModel };

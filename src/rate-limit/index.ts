@@ -1,5 +1,5 @@
 /**
- * Quarry's rate limiter (spec: Limits; issue 4). Framework-free: the HTTP layer turns decisions into headers and
+ * Quarry's rate limiter (spec: Limits). Framework-free: the HTTP layer turns decisions into headers and
  * 429s; this folder only decides.
  */
 import { MemoryStore } from './memory-store.js';

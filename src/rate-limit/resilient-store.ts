@@ -1,5 +1,5 @@
 /**
- * Keeps rate limiting answering when Redis does not (issue 4: a Redis error never becomes a 429 or a 500).
+ * Keeps rate limiting answering when Redis does not (a Redis error never becomes a 429 or a 500).
  *
  * Policy: fail open to per-process limits. A Redis call that errors or takes longer than `timeoutMs` is answered
  * by an in-memory store instead, and the store switches to memory mode. While in memory mode no request waits on

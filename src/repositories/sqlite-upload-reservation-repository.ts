@@ -1,5 +1,6 @@
 import { Op, Transaction } from 'sequelize';
 import { SqliteUploadReservationModel, UserModel } from '../models/index.js';
+import { sqliteFileRepository, type StoredSqliteFile } from './sqlite-file-repository.js';
 
 /** What an upload may read and change about its user's reservations while it holds the user's folder. */
 export interface FolderLedger {
@@ -7,6 +8,10 @@ export interface FolderLedger {
   reservedBytes(exceptId: string): Promise<number>;
   set(id: string, bytes: number, expiresAt: Date): Promise<void>;
   remove(id: string): Promise<void>;
+  /** Bytes of the user's files kept in the store, other than `exceptName` (the one an upload replaces). */
+  keptBytes(exceptName: string): Promise<number>;
+  /** Points the file's name at its new version (written already); answers whether it replaced one. */
+  keep(file: StoredSqliteFile): Promise<boolean>;
 }
 
 /**
@@ -33,6 +38,8 @@ export const sqliteUploadReservationRepository = {
         async remove(id) {
           await SqliteUploadReservationModel.destroy({ where: { id }, transaction });
         },
+        keptBytes: (exceptName) => sqliteFileRepository.bytesOf(userId, exceptName, transaction),
+        keep: (file) => sqliteFileRepository.keep(file, transaction),
       });
     });
   },

@@ -14,7 +14,7 @@
  * are written from finite numbers, dates from parsed timestamps (epoch milliseconds), booleans as TRUE/FALSE, and
  * text as a quoted literal whose quotes are doubled.
  */
-import { AppError } from '../errors/app-error.js';
+import { validationError, type AppError } from '../errors/app-error.js';
 import type { ColumnKind, IndexedColumn } from './filter-columns.js';
 
 export type FilterValue = string | number | boolean;
@@ -46,9 +46,7 @@ export interface CompiledFilter {
 }
 
 function invalid(path: string, message: string): AppError {
-  return new AppError('VALIDATION_ERROR', `The request is invalid: body/filter${path} ${message}.`, {
-    errors: [{ location: 'body', path: `/filter${path}`, message }],
-  });
+  return validationError([{ location: 'body', path: `/filter${path}`, message }]);
 }
 
 /** The kind a condition's values call for (all values of one condition share it). */

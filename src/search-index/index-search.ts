@@ -164,8 +164,10 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   let ranked: IndexHit[];
   if (input.mode === 'natural') {
     if (!counts) cap = Math.max(input.window, RANK_DEPTH);
-    // Rows ranked for the page alone are few: they bring their stored fields with them (no second read of the page).
-    counted = await rankText(cap + 1, !counts);
+    // Rows ranked for the page alone are few: on a local disk they bring their stored fields with them (no second
+    // read of the page). On an object store each row's fields are a request of their own: only the page's rows are
+    // read, once ranked (the details step).
+    counted = await rankText(cap + 1, !counts && !space.onObjectStore);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];

@@ -216,6 +216,11 @@ function textIndex(lancedb: Awaited<ReturnType<typeof loadLance>>['lancedb']) {
   return lancedb.Index.fts({ withPosition: false, maxTokenLength: MAX_TOKEN_BYTES });
 }
 
+/** An index URI of an object store (`s3://`, `gs://`, `az://`, ...) rather than a folder. */
+export function isObjectStore(uri: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !/^file:/i.test(uri);
+}
+
 export function spaceName(userId: string, environment: string): string {
   const name = `space_${userId}_${environment}`;
   if (!SAFE_ID.test(name)) throw new Error(`not a search space name: ${JSON.stringify(name)}`);
@@ -231,6 +236,8 @@ export function storageFailure(error: unknown): string {
 
 export class IndexStore {
   private readonly tables = new Map<string, Promise<Table | null>>();
+  /** The version of each space whose indexes were loaded into the index cache (object stores only). */
+  private readonly prewarmed = new Map<string, number>();
   private readonly locks = new Map<string, Mutex>();
   private readonly vocabularies = new Map<string, VocabularyState>();
   private readonly budget: VocabularyBudget = {
@@ -300,7 +307,25 @@ export class IndexStore {
     if (!opened) return null;
     let words = this.vocabularies.get(name);
     if (!words) this.vocabularies.set(name, (words = noVocabulary()));
-    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs);
+    if (isObjectStore(this.options.uri)) this.prewarm(name, opened);
+    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri));
+  }
+
+  /**
+   * On an object store, each version's indexes are loaded into LanceDB's index cache once, in the background: a
+   * search would otherwise fetch the posting lists of its words, request by request, from the store (a local disk's
+   * page cache answers those reads at once). Bounded by INDEX_CACHE_MB like any index read.
+   */
+  private prewarm(name: string, table: Table): void {
+    void table.version().then(async (version) => {
+      if (this.prewarmed.get(name) === version) return;
+      this.prewarmed.set(name, version);
+      try {
+        await Promise.all((await table.listIndices()).map((index) => table.prewarmIndex(index.name)));
+      } catch {
+        this.prewarmed.delete(name); // the store is down, or the version went: a later search tries again
+      }
+    }, () => undefined);
   }
 
   /** The space, created with its schema and indexes when it is new (any process may race to create it). */
@@ -376,6 +401,11 @@ export class IndexSpace {
     private readonly words: VocabularyState = noVocabulary(),
     private readonly budget: VocabularyBudget = { maxTerms: VOCABULARY_MAX_TERMS, fit: () => undefined },
     private readonly keepVersionsMs = KEEP_OLD_VERSIONS_MS,
+    /**
+     * The space is on an object store, where each row a query brings back costs a request of its own (a ranged GET
+     * per row and column), where on a local disk it is a read the page cache answers.
+     */
+    readonly onObjectStore = false,
   ) {}
 
   /** Rows, and bytes of the current version's data and indexes. */

@@ -1,5 +1,5 @@
 /**
- * Looser readings of a natural-mode query (issue 33), for when its strict parts leave no row although its words match
+ * Looser readings of a natural-mode query, for when its strict parts leave no row although its words match
  * some: searchDatabases answers with the first reading that finds a row and says in `relaxed` what it gave up
  * (openapi.yaml, SearchResponse.relaxed). The order, each step keeping the ones before it:
  *   1. phrase     a phrase ("a b c", or words joined by punctuation such as what-you-see) becomes its words: they

@@ -14,7 +14,7 @@
  * The count rides on the ranking: to order by score an engine scores every matching row anyway, so COUNT(*) OVER ()
  * is a true total at no extra scan.
  *
- * Natural mode on the live path ranks a bounded set of candidates instead of every match (issue 27): any word may
+ * Natural mode on the live path ranks a bounded set of candidates instead of every match: any word may
  * match, so a verbose query matches nearly every row, and ranking them all costs seconds. Builders then put the
  * candidates in a WITH clause and add one row of figures about them (`meta`, joined so that it is there even when no
  * row matches); when more rows matched than LIVE_RANK_CANDIDATES, the ranking says it is approximate.
@@ -27,7 +27,7 @@ import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarg
 export const FALLBACK_SCAN_ROWS = 10_000;
 
 /**
- * Most matching rows a natural-mode ranking on the live path considers per table (issue 27; chosen by measuring,
+ * Most matching rows a natural-mode ranking on the live path considers per table (chosen by measuring,
  * docs/benchmarks.md): the engine ranks at most this many, so a search costs about the same however many rows match.
  * When more match, the ranking is the best of these and says it is approximate, and it ends here: a page beyond it
  * is empty. PostgreSQL's expression indexes bound boolean mode the same way (every ranked row is re-parsed there).

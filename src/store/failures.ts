@@ -1,5 +1,5 @@
 /**
- * What a failure of Quarry's own store means (issue 23 items 5 and 6), so callers can act on it without knowing
+ * What a failure of Quarry's own store means, so callers can act on it without knowing
  * Sequelize: `unavailable` is the store being down, unreachable, out of connections or busy (try again later: a
  * request answers 503, a batched write is kept and retried); `rejected` is a row the store can never take (a
  * constraint or data violation: retrying it would block every later write); `other` is anything else (a bug).

@@ -1,5 +1,5 @@
 /**
- * Cross-origin access (issue 25): @koa/cors, outermost, answers the preflight of every path and method of
+ * Cross-origin access: @koa/cors, outermost, answers the preflight of every path and method of
  * openapi.yaml for the origins of CORS_ORIGINS, exposes the rate-limit headers and X-Request-Id to scripts, and
  * gives any other origin (and any request without Origin) no CORS header at all. CORS_ORIGINS=* is in
  * test/unit/http/cors.test.ts (one server per test process).

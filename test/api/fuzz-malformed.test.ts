@@ -1,5 +1,5 @@
 /**
- * Contract fuzzing, part 2 (issue 9, "Hostile input"): malformed requests to every operation of openapi.yaml (wrong
+ * Contract fuzzing, part 2 ("Hostile input"): malformed requests to every operation of openapi.yaml (wrong
  * types, missing and extra fields, huge and odd strings, deep nesting, bad ids and query values, wrong content types,
  * invalid JSON, wrong credentials). The fuzzer is test/support/contract-fuzz.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Publishable search keys (issue 25): made and managed with a JWT like secret keys, public by design (listed in
+ * Publishable search keys: made and managed with a JWT like secret keys, public by design (listed in
  * full), able only to search and ask for suggestions, only in their databases and tables, only from their origins,
  * and limited per client IP. Secret keys are refused from web pages and otherwise work as before.
  */

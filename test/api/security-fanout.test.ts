@@ -1,5 +1,5 @@
 /**
- * Unbounded fan-out found by the outside attack (issue 23 item 4), kept beside the OWASP tests: with 40 connections
+ * Unbounded fan-out found by the outside attack, kept beside the OWASP tests: with 40 connections
  * to one database server, one search opened 59 sockets to it and exhausted it. A search reads at most the plan's
  * databases, and Quarry holds at most DB_MAX_CONNECTIONS_PER_HOST connections to one server whatever it searches.
  * The server here is the shared PostgreSQL behind a proxy that counts the sockets opened through it.
@@ -46,7 +46,7 @@ afterAll(async () => {
   await onPostgres([`DROP TABLE IF EXISTS ${table}`]).catch(() => undefined);
 });
 
-describe('API4 one search fanning out to one server (issue 23 item 4)', () => {
+describe('API4 one search fanning out to one server', () => {
   it('when an enterprise account with 40 connections to one server searches all of them, then 25 are searched, all answer, and at most DB_MAX_CONNECTIONS_PER_HOST sockets are open to the server', async () => {
     proxy.resetPeak();
     const res = await t.client.post('/api/v1/search', { query: 'granite' }, { token: key.secret });

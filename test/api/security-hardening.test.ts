@@ -1,5 +1,5 @@
 /**
- * The smaller holes found by the outside attack (issue 23 item 8), kept beside the OWASP tests: secrets never cached,
+ * The smaller holes found by the outside attack, kept beside the OWASP tests: secrets never cached,
  * no content sniffing, 405 says what is allowed, a validation error of bounded size, refresh limited per IP, CSV
  * exports that carry no formula, and a store file only Quarry's own user can read.
  */

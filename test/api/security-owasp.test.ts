@@ -1,5 +1,5 @@
 /**
- * OWASP API Top 10 checks that apply to Quarry (issue 9, "Hostile input"): object-level authorization on every id,
+ * OWASP API Top 10 checks that apply to Quarry ("Hostile input"): object-level authorization on every id,
  * function-level authorization, mass assignment, SSRF through connection hosts, SQL injection through search against
  * real PostgreSQL, MariaDB and SQLite tables, oversized and deeply nested bodies, JWT tampering, and excessive data
  * exposure (no secret of any kind in any response of the whole file's traffic).

@@ -1,5 +1,5 @@
 /**
- * Privilege escalation found by the outside attack (issue 23, items 1 and 3), kept beside the OWASP tests so it keeps
+ * Privilege escalation found by the outside attack (a role from an e-mail address, self-chosen tiers), kept beside the OWASP tests so it keeps
  * holding: an e-mail address never grants a role, changing the e-mail needs the password, and an account cannot give
  * itself a tier above its plan (nor the limits, exports and database counts that come with it).
  */
@@ -16,7 +16,7 @@ afterAll(() => t.stop());
 
 const adminReads = ['/api/v1/analytics/admin/user-activity', '/api/v1/analytics/admin/system-overview', '/api/v1/management/migration-status'];
 
-describe('API5 a role from an e-mail address (issue 23 item 1)', () => {
+describe('API5 a role from an e-mail address', () => {
   it('when ADMIN_EMAILS is still set, then the server refuses to start and names the operator command', () => {
     let thrown: unknown;
     try {
@@ -68,7 +68,7 @@ describe('API5 a role from an e-mail address (issue 23 item 1)', () => {
   });
 });
 
-describe('API5 self-chosen tiers (issue 23 item 3)', () => {
+describe('API5 self-chosen tiers', () => {
   it('when a free account creates or updates a key to enterprise, then 403 TIER_ABOVE_PLAN and no key is above free', async () => {
     const user = await registerUser(t.client);
     const created = await t.client.post('/api/v1/keys', { name: 'escalate', rateLimitTier: 'enterprise' }, { token: user.token });

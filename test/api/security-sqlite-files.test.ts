@@ -1,5 +1,5 @@
 /**
- * Cross-tenant SQLite files found by the outside attack (issue 23 item 2), kept beside the OWASP tests: every user has
+ * Cross-tenant SQLite files found by the outside attack, kept beside the OWASP tests: every user has
  * their own folder, connects only files in it, learns nothing about anyone else's from an error, and puts files
  * there through uploadSqliteFile (checked to be SQLite, within the plan's size, replaced atomically).
  */
@@ -49,7 +49,7 @@ beforeAll(async () => {
 afterEach(() => t.assertContract());
 afterAll(() => t.stop());
 
-describe('API1 another tenant\'s SQLite file (issue 23 item 2)', () => {
+describe('API1 another tenant\'s SQLite file', () => {
   it("when bob names alice's uploaded file by its name, by climbing into her folder or by an absolute path, then he is refused with the errors of a file that does not exist", async () => {
     expect((await upload(alice, 'ledger.db', await sqliteBytes(['quarterly numbers nobody else may read']))).status).toBe(201);
     expect((await connect(alice, 'ledger.db')).status).toBe(201);

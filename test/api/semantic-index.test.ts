@@ -1,6 +1,6 @@
 /**
  * The deprecated semantic-index operations (startSemanticIndex, getSemanticIndexStatus, cancelSemanticIndex) over
- * Quarry's search index (issue 27), end to end: a SQLite file and a PostgreSQL table connected through the API (their
+ * Quarry's search index, end to end: a SQLite file and a PostgreSQL table connected through the API (their
  * text is synced into the index at once), semantic search turned on with startSemanticIndex and followed with
  * getSemanticIndexStatus until done, then searched through POST /api/v1/search. Every paraphrased query shares no
  * word with its row (native full-text search finds nothing), and the row still ranks first. Every answer of these

@@ -1,5 +1,5 @@
 /**
- * searchDatabases in searchMode semantic and hybrid (issues 7 and 27), end to end through the API: the paraphrase
+ * searchDatabases in searchMode semantic and hybrid, end to end through the API: the paraphrase
  * corpus in a SQLite file (FTS5) and a PostgreSQL table (GIN), synced into Quarry's index when connected, semantic
  * search turned on per table with updateIndexedTable and followed until `semanticReady`, then searched with POST
  * /api/v1/search. Every paraphrased query shares no word with its row, so natural mode (BM25 over the index) cannot

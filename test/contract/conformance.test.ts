@@ -1,5 +1,5 @@
 /**
- * Independent conformance (issue 2 item 7): the real server, driven through `prism proxy openapi.yaml <server>`
+ * Independent conformance: the real server, driven through `prism proxy openapi.yaml <server>`
  * without `--errors`, so the server's own 4xx handling is what answers. Prism checks every request and response
  * against openapi.yaml and reports breaches in `sl-violations`; any breach about a response fails the test, and a
  * request breach is accepted only where the test sends a deliberately invalid request (and then it must be there).

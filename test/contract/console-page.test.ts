@@ -1,5 +1,5 @@
 /**
- * The console (issue 35) as a new user uses it, in headless Chromium: GET /console, sign up, upload and connect the
+ * The console as a new user uses it, in headless Chromium: GET /console, sign up, upload and connect the
  * README's quick-start SQLite file and watch its sync's progress bar reach done, create a secret key (shown once)
  * and revoke it, make a search-only secret key kept in the page and search with it, then read each analytics chart with data; at
  * 1280 and 390 px wide, by keyboard, under the page's Content-Security-Policy with nothing fetched from elsewhere.

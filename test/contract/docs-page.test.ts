@@ -1,5 +1,5 @@
 /**
- * The API reference page (issue 9) as a reader sees it: GET /docs opened in headless Chromium
+ * The API reference page as a reader sees it: GET /docs opened in headless Chromium
  * (test/support/chromium.ts), Redoc rendered from Quarry's own files under the page's Content-Security-Policy, and
  * every operation of openapi.yaml listed.
  */

@@ -1,6 +1,6 @@
 /**
  * The examples of openapi.yaml are what the Prism mock answers (`npm run mock`), so they must say what the server
- * says (issue 25). Every named example of every operation (request bodies, parameters, response bodies and headers)
+ * says. Every named example of every operation (request bodies, parameters, response bodies and headers)
  * validates against its schema; every error example has its code's status, a code its operation can answer, and
  * names only fields its operation has; rate-limit header examples carry the server's limit and tier; and the search
  * has a selectable example per search mode. Operations are read from openapi.yaml, so a new one is covered as is.
@@ -200,7 +200,7 @@ describe(`the examples of openapi.yaml (${contract.operations.length} operations
 
   it('when the search is mocked, then each search mode has its own selectable example, ranked, with scores of that mode and highlighted snippets', () => {
     const results = responses.filter((e) => e.operation.operationId === 'searchDatabases' && e.place === '200 application/json');
-    // One example per mode, and a natural answer whose query was relaxed (issue 33).
+    // One example per mode, and a natural answer whose query was relaxed.
     expect(results.map((e) => e.name).sort()).toEqual(['boolean', 'hybrid', 'natural', 'relaxed', 'semantic']);
     for (const e of results) {
       const data = (e.value as { data: { searchMode: string; offset: number; relaxed: unknown[]; results: { rank: number; score: number; snippet: string }[] } }).data;

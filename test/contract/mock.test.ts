@@ -1,5 +1,5 @@
 /**
- * The Prism mock of openapi.yaml (`npm run mock`, issue 2 item 6): every operation answers a valid request with a
+ * The Prism mock of openapi.yaml (`npm run mock`): every operation answers a valid request with a
  * realistic, schema-valid example, named examples can be chosen with `Prefer`, and credentials are enforced.
  * Operations are read from openapi.yaml, so a new operation is covered without touching this file.
  */

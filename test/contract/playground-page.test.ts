@@ -1,5 +1,5 @@
 /**
- * The search playground (issue 25) as a person uses it: GET /playground in headless Chromium, a publishable key
+ * The search playground as a person uses it: GET /playground in headless Chromium, a publishable key
  * pasted, a query typed, a mode picked; ranked results with highlighted snippets, each database's status and time,
  * pages; the errors Quarry answers shown as they are; and all of it under the page's Content-Security-Policy with
  * nothing fetched from anywhere else. PLAYGROUND_SCREENSHOT=<path> saves the results screenshot there (the README's

@@ -1,5 +1,5 @@
 /**
- * The README as a new user follows it (issue 35): every fenced block runs, in order, in one shell, on the quick
+ * The README as a new user follows it: every fenced block runs, in order, in one shell, on the quick
  * start's data, against a server started with the defaults of `npm start`. A block that cannot run here says why in
  * a `<!-- readme-test: skip: reason -->` line right above it (a server in the foreground, your own database servers).
  * A block passes when the shell does (`set -e -o pipefail`) and no answer it printed is an error envelope.

@@ -1,5 +1,5 @@
 /**
- * The SDK path (issue 9): a client typed only by the generated `paths` of openapi.yaml (openapi-fetch, no
+ * The SDK path: a client typed only by the generated `paths` of openapi.yaml (openapi-fetch, no
  * hand-written wire types) drives a partner's whole first session against the in-process server: register, log
  * in, mint a key, connect a SQLite database, read its schema, search it, read the rate-limit status. It compiles
  * under `tsc --noEmit`, so a contract change that breaks this flow for SDK users fails the type check as well.

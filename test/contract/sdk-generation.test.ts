@@ -1,5 +1,5 @@
 /**
- * A partner's SDK (issue 9): @hey-api/openapi-ts generates one from openapi.yaml, the TypeScript compiler checks it
+ * A partner's SDK: @hey-api/openapi-ts generates one from openapi.yaml, the TypeScript compiler checks it
  * and a consumer of it in strict mode (scripts/check-sdk.ts, also `npm run sdk:check`), and the consumer then walks
  * a first session through the generated SDK against the in-process server.
  */

@@ -1,5 +1,5 @@
 /**
- * The README's "Search from a web page" (issue 25), followed as written: a server started with the defaults of
+ * The README's "Search from a web page", followed as written: a server started with the defaults of
  * `npm start` (its own process, NODE_ENV development), `PUBLISHABLE_ORIGIN=... examples/curl.sh` for an account, a
  * demo database and a publishable key, and the README's HTML page, served from another origin and driven in headless
  * Chromium. With the publishable key it searches through CORS and lists the results; with a secret key, from a page

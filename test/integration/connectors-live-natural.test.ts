@@ -1,5 +1,5 @@
 /**
- * The live path's search statements (src/sql-search, issue 27) run on real engines: PostgreSQL with a GIN expression
+ * The live path's search statements (src/sql-search) run on real engines: PostgreSQL with a GIN expression
  * index and with a stored tsvector column, MariaDB FULLTEXT, SQLite FTS5, and the LIKE fallback on each. Natural mode:
  * any word may match, quoted items are required and excluded ones left out, and a ranking that considers at most
  * `bound` candidates says so (approximate) when more rows matched. Boolean mode keeps requiring every word. The same

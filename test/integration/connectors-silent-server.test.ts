@@ -41,7 +41,7 @@ describe('connectors against a server that never answers', () => {
   });
 });
 
-describe('closing a pool whose server stopped answering mid-query (issue 23 item 7)', () => {
+describe('closing a pool whose server stopped answering mid-query', () => {
   const urls = { postgres: process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test', mysql: process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test' };
 
   it.each(['mysql', 'postgres'] as const)('when a %s pool is closed while a query waits on a hung server, then close returns within CLOSE_GRACE_MS', async (engine) => {

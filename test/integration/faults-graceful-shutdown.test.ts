@@ -1,5 +1,5 @@
 /**
- * Stopping under load (issue 23 item 7): SIGTERM while searches and key requests keep arriving, with connected
+ * Stopping under load: SIGTERM while searches and key requests keep arriving, with connected
  * databases that stopped answering mid-session: a MariaDB and a PostgreSQL behind proxies that hang (connections
  * accepted, nothing ever answered, not even the goodbye of a pool's close). The stop must end within a bounded time
  * whatever they do: in-flight requests complete, every answered request's records are in the store, exit code 0.

@@ -3,7 +3,7 @@
  * redis-server (never the shared one) and two Quarry processes on one store (a fresh database on PG_URL). Requests
  * keep answering (no 5xx, no 429 for it), health degrades and recovers, limits are shared again afterwards, nothing
  * answered is missing from analytics and usage, and each process logs the outage once when it starts and once when
- * it ends (issue 23 item 8: it was 174 warnings in 10 seconds). The figures are printed for the record.
+ * it ends (it was 174 warnings in 10 seconds). The figures are printed for the record.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Fault: Quarry's own store (PostgreSQL, a private cluster, never the shared one) goes down under load and comes
- * back, then runs out of connection slots ("sorry, too many clients already") under load (issue 23 items 5 and 6).
+ * back, then runs out of connection slots ("sorry, too many clients already") under load.
  * Whatever needs the store answers 503 STORE_UNAVAILABLE with Retry-After, never 500; anonymous health says only
  * that the store is down; the process stays up and recovers without a restart; and every search and key request
  * answered before, during or after is in analytics and usage afterwards. The figures are printed for the record.

@@ -1,5 +1,5 @@
 /**
- * Fault: Quarry's own store (PostgreSQL, a private cluster) goes down while a key is searching (issue 30 item 9).
+ * Fault: Quarry's own store (PostgreSQL, a private cluster) goes down while a key is searching.
  * A key the store verified in the last minute keeps searching its databases, from the index and live, past the
  * 5-second key cache; a key this process has not seen gets 503 STORE_UNAVAILABLE with Retry-After; a key revoked
  * before the outage stays refused. The searches answered during the outage are in analytics once the store is back.

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startS3Store } from '../support/s3-store.js';
+import { S3RVER_CREDENTIALS, startS3rver } from '../support/s3rver.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -117,4 +118,22 @@ describe('starting with an object store index', () => {
     expect(store.requests.filter((request) => request.path.startsWith('/quarry-index/prod/_quarry_write_check/')).map((r) => r.method)).toEqual(['PUT', 'PUT', 'DELETE']);
     expect([...store.objects.keys()].filter((key) => key.includes('_quarry_write_check'))).toEqual([]);
   }, 90_000);
+
+  it('when the store is s3rver itself, then the check refuses it (it ignores If-None-Match on PUT); behind the proxy that honours conditional writes, the same s3rver is taken', async () => {
+    const s3 = await startS3rver('quarry-index');
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-index-store-'));
+    cleanup.push(() => void s3.close(), () => rmSync(dataDir, { recursive: true, force: true }));
+    const settings = (endpoint: string) => ({
+      DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+      INDEX_URI: 's3://quarry-index/prod', INDEX_S3_ENDPOINT: endpoint, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',
+      INDEX_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, INDEX_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    });
+    const raw = await start(settings(s3.directUrl));
+    expect(raw.listened, raw.stdout).toBe(false);
+    expect(raw.code).toBe(1);
+    expect(raw.stderr).toContain("the search index's object store (INDEX_URI s3://quarry-index/prod) ignores conditional writes (If-None-Match on PUT)");
+    const proxied = await start(settings(s3.url));
+    expect(proxied.listened, proxied.stderr).toBe(true);
+    expect(s3.refused()).toBe(1);
+  }, 120_000);
 });

@@ -1,5 +1,5 @@
 /**
- * The operator's commands on accounts (`npm run user -- role|plan|plans`, issue 23 items 1 and 3), run as the
+ * The operator's commands on accounts (`npm run user -- role|plan|plans`), run as the
  * operator runs them, against the store of a running server: the only way an account becomes an admin or gets a
  * plan above free, besides an admin's updateUserPlan. (Taking a role away is the same command, tested in-process in
  * test/api/security-privilege.test.ts.) The server and the commands share Redis (REDIS_URL), as a deployment of

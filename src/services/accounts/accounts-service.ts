@@ -1,5 +1,5 @@
 import type { components } from '../../../generated/openapi.js';
-import { AppError } from '../../errors/app-error.js';
+import { AppError, validationError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
 import { DuplicateEmailError, type UserRecord, type UserRepository } from '../../repositories/user-repository.js';
 import type { SessionRepository } from '../../repositories/session-repository.js';
@@ -26,12 +26,10 @@ const emailTaken = () => new AppError('EMAIL_TAKEN', 'An account with this email
 const badCredentials = () => new AppError('INVALID_CREDENTIALS', 'The email or password is wrong.');
 
 function weakPassword(problem: string, field: string): AppError {
-  return new AppError('VALIDATION_ERROR', `The request is invalid: body${'/' + field} ${problem}.`, {
-    errors: [{ location: 'body', path: `/${field}`, message: problem }],
-  });
+  return validationError([{ location: 'body', path: `/${field}`, message: problem }]);
 }
 
-/** Accounts and the JWT session lifecycle (spec: Accounts; issue 3). */
+/** Accounts and the JWT session lifecycle (spec: Accounts). */
 export class AccountsService {
   constructor(private readonly deps: AccountsDeps) {}
 
@@ -59,7 +57,7 @@ export class AccountsService {
     const problem = passwordProblem(input.password, email);
     if (problem) throw weakPassword(problem, 'password');
     const name = input.name.trim();
-    if (name.length === 0) throw new AppError('VALIDATION_ERROR', 'The request is invalid: body/name must not be blank.', { errors: [{ location: 'body', path: '/name', message: 'must not be blank' }] });
+    if (name.length === 0) throw validationError([{ location: 'body', path: '/name', message: 'must not be blank' }]);
     if (await this.deps.users.findByEmail(email)) throw emailTaken();
     const passwordHash = await hashPassword(input.password);
     let user: UserRecord;
@@ -139,13 +137,11 @@ export class AccountsService {
   async updateProfile(caller: UserCaller, changes: { name?: string; email?: string; currentPassword?: string }): Promise<{ user: User }> {
     const update: { name?: string; email?: string } = {};
     if (changes.name !== undefined) update.name = changes.name.trim();
-    if (update.name === '') throw new AppError('VALIDATION_ERROR', 'The request is invalid: body/name must not be blank.', { errors: [{ location: 'body', path: '/name', message: 'must not be blank' }] });
+    if (update.name === '') throw validationError([{ location: 'body', path: '/name', message: 'must not be blank' }]);
     if (changes.email !== undefined && changes.email.trim().toLowerCase() !== caller.user.email) {
       update.email = changes.email.trim().toLowerCase();
       if (changes.currentPassword === undefined) {
-        throw new AppError('VALIDATION_ERROR', 'The request is invalid: body/currentPassword is required to change the email.', {
-          errors: [{ location: 'body', path: '/currentPassword', message: 'is required to change the email' }],
-        });
+        throw validationError([{ location: 'body', path: '/currentPassword', message: 'is required to change the email' }]);
       }
       if (!(await verifyPassword(changes.currentPassword, caller.user.passwordHash))) {
         throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong.');

@@ -22,7 +22,7 @@ export const PLAN_LIMITS: Readonly<Record<TierName, Readonly<PlanLimits>>> = Obj
 });
 
 /**
- * Rows of one table the search index holds, by the owner's plan (issue 27). Rows past the limit, in primary key order,
+ * Rows of one table the search index holds, by the owner's plan. Rows past the limit, in primary key order,
  * are left out and the table says so (`truncated`).
  */
 export const INDEX_ROWS_PER_TABLE: Readonly<Record<TierName, number>> = Object.freeze({

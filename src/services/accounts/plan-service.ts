@@ -1,5 +1,5 @@
 /**
- * Account plans (issue 23 item 3): what an account may use is its plan, set by the operator (`npm run user -- plan`)
+ * Account plans: what an account may use is its plan, set by the operator (`npm run user -- plan`)
  * or an admin (updateUserPlan), never chosen by the account. Every limit that depends on who the customer is
  * (connected databases, databases per search, SQLite upload size, semantic rows, exports, key tiers) reads
  * `planOf`, never the tiers of the account's own keys.

@@ -117,7 +117,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 /**
  * RFC 4180: a field with a comma, quote or line break (or edge spaces) is quoted, quotes doubled. A text cell that
  * a spreadsheet would run as a formula (a searched `=HYPERLINK(...)`) is written with a leading `'`, which makes it
- * text: the export never carries a formula (issue 23 item 8). Numbers and dates are written as they are.
+ * text: the export never carries a formula. Numbers and dates are written as they are.
  */
 export function csvField(cell: Cell): string {
   const raw = String(text(cell));

@@ -4,12 +4,13 @@ import {
   DEFAULT_PORTS, type ConnectionSettings, type ExecutorOptions, type PoolManager, type SqlExecutor,
 } from '../../connectors/index.js';
 import { decryptSecret, encryptSecret } from '../../crypto/credentials.js';
-import { AppError, notFound } from '../../errors/app-error.js';
+import { AppError, notFound, validationError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
 import { TIERS } from '../../rate-limit/index.js';
 import type { DatabaseConnectionChanges, DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { UserCaller } from '../callers.js';
 import type { PlanService } from '../accounts/plan-service.js';
+import type { SqliteFileCopies } from './sqlite-file-copies.js';
 
 type Database = components['schemas']['Database'];
 type CreateDatabaseRequest = components['schemas']['CreateDatabaseRequest'];
@@ -26,6 +27,8 @@ export interface DatabaseDeps {
   credentialsKey: Buffer;
   /** SQLITE_DATA_DIR: each user's SQLite files are in `<sqliteDataDir>/<userId>/` and nowhere else. */
   sqliteDataDir: string;
+  /** This process's copies of the uploaded files, brought to the version the shared store holds before a read. */
+  sqliteCopies: Pick<SqliteFileCopies, 'refresh'>;
   upgradeUrl: string;
   queryTimeoutMs: number;
   /** Called when a connection changes or goes, so cached search results and schemas of it are dropped. */
@@ -48,7 +51,7 @@ export interface IndexLifecycle {
 const connectionFields = ['host', 'port', 'database', 'username', 'password', 'ssl'] as const;
 
 function invalid(path: string, message: string): AppError {
-  return new AppError('VALIDATION_ERROR', `The request is invalid: body${path} ${message}.`, { errors: [{ location: 'body', path, message }] });
+  return validationError([{ location: 'body', path, message }]);
 }
 
 /** A connector failure as our error; while saving a connection, a database that cannot be reached refuses the submission. */
@@ -56,7 +59,7 @@ export function fromConnectorError(error: ConnectorError, whileSaving: boolean, 
   return new AppError(error.code, error.message, { ...error.details, ...(databaseId && { databaseId }) }, { rejectsSubmission: whileSaving });
 }
 
-/** Connected databases (issue 5): owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
+/** Connected databases: owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
 export class DatabaseService {
   private readonly settingsByRecord = new WeakMap<DatabaseConnectionRecord, Promise<ConnectionSettings>>();
 
@@ -224,8 +227,13 @@ export class DatabaseService {
     return record;
   }
 
-  /** The pooled executor of a saved connection (search uses it too). */
-  async executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor> {
+  /**
+   * The pooled executor of a saved connection (search uses it too). A SQLite connection's file is first brought to
+   * the version the store holds (`latestFile`: asked of the store whatever this process saw a moment ago, as a sync
+   * must read the file it was started for).
+   */
+  async executorFor(record: DatabaseConnectionRecord, options: { latestFile?: boolean } = {}): Promise<SqlExecutor> {
+    if (record.engine === 'sqlite') await this.deps.sqliteCopies.refresh(record.userId, record.database, { latest: options.latestFile });
     // Records are immutable snapshots (an edit makes a new one), so their decrypted settings are kept with them:
     // every search would otherwise decrypt the password and resolve the SQLite path again.
     let settings = this.settingsByRecord.get(record);
@@ -276,6 +284,7 @@ export class DatabaseService {
   /** Settings the connectors accept; a SQLite path is resolved inside its owner's own folder or refused. */
   private async settingsFrom(draft: ConnectionSettings, ownerId: string): Promise<ConnectionSettings> {
     if (draft.engine !== 'sqlite') return draft;
+    await this.deps.sqliteCopies.refresh(ownerId, draft.database);
     return { ...draft, database: await resolveSqlitePath(draft.database, userSqliteDir(this.deps.sqliteDataDir, ownerId)) };
   }
 

@@ -1,13 +1,16 @@
 /**
- * Each user's SQLite files (issue 23 item 2): `<SQLITE_DATA_DIR>/<userId>/`, the only folder that user's SQLite
- * connections can name. A hosted user has no shell on the server, so uploadSqliteFile puts a file there: streamed to
- * a hidden temporary file within the plan's size limits, checked to be an SQLite database Quarry can read, and only
- * then renamed over the name (atomic: a search reads the old file or the new one, never a half-written one).
+ * Each user's SQLite files (issue 23 item 2): the files that user's SQLite connections can name. A hosted user has no
+ * shell on the server, so uploadSqliteFile takes a file: streamed to a hidden temporary file within the plan's size
+ * limits, checked to be an SQLite database Quarry can read, written to the store every process shares
+ * (uploaded_files, uploaded_file_chunks) and only then kept under its name, in one step: a search reads the old file or
+ * the new one, never a half-written one, whichever process reads it. Each process reads its own copy on disk,
+ * `<SQLITE_DATA_DIR>/<userId>/<name>` (SqliteFileCopies), fetched again when the store holds another version.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { components } from '../../../generated/openapi.js';
@@ -15,7 +18,9 @@ import { resolveSqlitePath, sqliteFileProblem, userSqliteDir, type PoolManager }
 import { AppError, notFound, validationError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
+import type { SqliteFileRepository, StoredSqliteFile } from '../../repositories/sqlite-file-repository.js';
 import type { SqliteUploadReservationRepository } from '../../repositories/sqlite-upload-reservation-repository.js';
+import { UPLOAD_NAME, type SqliteFileCopies } from './sqlite-file-copies.js';
 import type { UserCaller } from '../callers.js';
 import { PLAN_LIMITS } from '../accounts/plan-limits.js';
 import type { PlanService } from '../accounts/plan-service.js';
@@ -32,6 +37,12 @@ export interface SqliteFileDeps {
   pools: Pick<PoolManager, 'close'>;
   /** Room in the folder held by uploads under way, shared by every process. */
   reservations: SqliteUploadReservationRepository;
+  /** The files themselves, in the store every process shares. */
+  files: Pick<SqliteFileRepository, 'find' | 'list' | 'names' | 'writeChunk' | 'dropVersion' | 'remove' | 'keep' | 'dropUnkept'>;
+  /** This process's copies of them. */
+  copies: Pick<SqliteFileCopies, 'adopt' | 'drop' | 'refresh'>;
+  /** A file was replaced or removed: every process's copy of it is no longer known current (the invalidation bus). */
+  onFileChanged(userId: string, name: string): void;
   /** A connection's file was replaced: cached schemas and pages of it are stale. */
   onConnectionChanged(databaseId: string): void;
   /** A connection's file was replaced: the search index syncs it again (src/search-index). */
@@ -44,6 +55,11 @@ export interface SqliteFileDeps {
 const RESERVE_STEP_BYTES = 8 * 1024 * 1024;
 /** A reservation not extended for this long belongs to an upload whose process is gone; the keep checks again. */
 const RESERVATION_TTL_MS = 15 * 60_000;
+
+/** Bytes per chunk of a file in the store (a row each). */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Chunks of an upload that was never kept (its process died) are removed at a start once they are this old. */
+const UNKEPT_CHUNKS_MS = 24 * 60 * 60_000;
 
 /** A file SQLite itself writes beside a database: uploading one would change what that database reads. */
 const SIDE_FILE = /-(wal|shm|journal)$/i;
@@ -88,22 +104,24 @@ export class SqliteFileService {
     if (SIDE_FILE.test(fileName)) {
       throw validationError([{ location: 'path', path: '/fileName', message: 'must not name a -wal, -shm or -journal file (SQLite keeps those itself)' }]);
     }
-    const plan = await this.deps.plans.planOf(caller.user.id);
+    const userId = caller.user.id;
+    const plan = await this.deps.plans.planOf(userId);
     const limits = PLAN_LIMITS[plan];
     if (declaredLength !== null && declaredLength > limits.sqliteFileBytes) throw tooLarge(limits.sqliteFileBytes, plan);
-    const dir = userSqliteDir(this.deps.root, caller.user.id);
+    const dir = userSqliteDir(this.deps.root, userId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const target = join(dir, fileName);
     const folderFull = () => new AppError('PAYLOAD_TOO_LARGE', `Your SQLite folder would exceed the ${limits.sqliteFolderBytes} bytes your ${plan} plan allows: remove or replace a file first.`, { limit: limits.sqliteFolderBytes, plan });
     const reservation = newId('upl');
     /** Holds `bytes` of the folder for this upload when the files kept and the other uploads leave that much room. */
-    const reserve = (bytes: number) => this.deps.reservations.underLock(caller.user.id, new Date(this.now()), async (ledger) => {
-      if ((await this.folderBytes(dir, fileName)) + (await ledger.reservedBytes(reservation)) + bytes > limits.sqliteFolderBytes) return false;
+    const reserve = (bytes: number) => this.deps.reservations.underLock(userId, new Date(this.now()), async (ledger) => {
+      if ((await ledger.keptBytes(fileName)) + (await ledger.reservedBytes(reservation)) + bytes > limits.sqliteFolderBytes) return false;
       await ledger.set(reservation, bytes, new Date(this.now() + RESERVATION_TTL_MS));
       return true;
     });
     const initial = Math.min(declaredLength ?? RESERVE_STEP_BYTES, limits.sqliteFileBytes);
     const temporary = join(dir, `.upload-${randomBytes(8).toString('hex')}`);
+    const version = newId('sqf');
+    let kept = false;
     try {
       // Without a declared length, a first step that does not fit may still leave room for a smaller file.
       let held = (await reserve(initial)) ? initial : declaredLength === null && (await reserve(0)) ? 0 : null;
@@ -117,28 +135,33 @@ export class SqliteFileService {
       await pipeline(body, byteLimit(limits.sqliteFileBytes, () => tooLarge(limits.sqliteFileBytes, plan), held, grow), createWriteStream(temporary, { flags: 'wx', mode: 0o600 }));
       const problem = await sqliteFileProblem(temporary);
       if (problem) throw new AppError('INVALID_SQLITE_FILE', problem, { fileName });
-      const size = (await stat(temporary)).size;
-      const existed = await stat(target).then((info) => info.isFile(), () => false);
+      // The bytes go to the store under a version no name points at yet; keeping the file points the name at it.
+      const file = { userId, name: fileName, version, ...(await this.storeChunks(temporary, version)), uploadedAt: new Date(this.now()) };
       // Checked once more and kept in one step: a reservation that expired meanwhile is no room taken from others.
-      await this.deps.reservations.underLock(caller.user.id, new Date(this.now()), async (ledger) => {
-        if ((await this.folderBytes(dir, fileName)) + (await ledger.reservedBytes(reservation)) + size > limits.sqliteFolderBytes) throw folderFull();
-        await rename(temporary, target);
+      const replaced = await this.deps.reservations.underLock(userId, new Date(this.now()), async (ledger) => {
+        if ((await ledger.keptBytes(fileName)) + (await ledger.reservedBytes(reservation)) + file.sizeBytes > limits.sqliteFolderBytes) throw folderFull();
+        const before = await ledger.keep(file);
         await ledger.remove(reservation);
+        return before;
       });
-      const info = await stat(target);
-      await this.reconnect(caller.user.id, dir, target);
-      return { created: !existed, data: { file: { name: fileName, sizeBytes: info.size, uploadedAt: info.mtime.toISOString() }, replaced: existed } };
+      kept = true;
+      // This process's copy is the file just checked: no need to fetch it back.
+      await rename(temporary, join(dir, fileName));
+      await this.deps.copies.adopt(userId, fileName, version);
+      this.deps.onFileChanged(userId, fileName);
+      await this.reconnect(userId, fileName);
+      return { created: !replaced, data: { file: toSqliteFile(file), replaced } };
     } finally {
       await rm(temporary, { force: true });
       await this.deps.reservations.remove(reservation).catch(() => undefined);
+      if (!kept) await this.deps.files.dropVersion(version).catch(() => undefined);
     }
   }
 
-  /** listSqliteFiles: every file of the caller's folder (names relative to it) and what the plan allows. */
+  /** listSqliteFiles: every file of the caller's folder, as the store keeps it, and what the plan allows. */
   async list(caller: UserCaller): Promise<FileList> {
     const plan = await this.deps.plans.planOf(caller.user.id);
-    const dir = userSqliteDir(this.deps.root, caller.user.id);
-    const files = await this.files(dir);
+    const files = (await this.deps.files.list(caller.user.id)).map(toSqliteFile);
     return {
       files,
       total: files.length,
@@ -149,22 +172,27 @@ export class SqliteFileService {
 
   /** deleteSqliteFile: refused (409) while a connection names the file. */
   async remove(caller: UserCaller, fileName: string): Promise<{ fileName: string; message: string }> {
-    const dir = userSqliteDir(this.deps.root, caller.user.id);
-    const target = await resolveSqlitePath(fileName, dir).catch(() => null);
-    if (!target) throw notFound('SQLite file', fileName);
-    const users = await this.connectionsOf(caller.user.id, dir, target);
+    const userId = caller.user.id;
+    if (!(await this.deps.files.find(userId, fileName))) throw notFound('SQLite file', fileName);
+    const users = await this.connectionsOf(userId, fileName);
     if (users.length > 0) {
       throw new AppError('CONFLICT', 'Connections still name this file: delete or change them first.', { fileName, databaseIds: users.map((r) => r.id) });
     }
-    await rm(target, { force: true });
+    await this.deps.files.remove(userId, fileName);
+    await this.deps.copies.drop(userId, fileName);
+    this.deps.onFileChanged(userId, fileName);
     return { fileName, message: 'SQLite file deleted.' };
   }
 
   /**
-   * Files of SQLite connections made before each user had a folder (they named files in SQLITE_DATA_DIR itself):
-   * a file that only one account ever connected is moved into that account's folder; a file several accounts
-   * connected is left where it is and reported, and those connections find no file until each account uploads
-   * its own copy. Runs at every start and changes nothing once every file has been moved.
+   * Runs at every start, and changes nothing once every file is in the store:
+   * - files of SQLite connections made before each user had a folder (they named files in SQLITE_DATA_DIR itself):
+   *   a file that only one account ever connected is moved into that account's folder; a file several accounts
+   *   connected is left where it is and reported, and those connections find no file until each account uploads
+   *   its own copy;
+   * - files in a user's folder that the store does not hold (uploaded before the store kept them) are written to it,
+   *   so every process reads them;
+   * - chunks of uploads that were never kept (their process died) are removed.
    */
   async adoptSharedFiles(): Promise<void> {
     const records = await this.deps.connections.listByEngine('sqlite');
@@ -188,40 +216,81 @@ export class SqliteFileService {
         (error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; },
       );
     }
+    await this.storeLocalFiles();
+    await this.deps.files.dropUnkept(new Date(this.now() - UNKEPT_CHUNKS_MS));
   }
 
-  /** The files of a folder (hidden ones are uploads in progress: not files yet), by name relative to it. */
-  private async files(dir: string): Promise<SqliteFile[]> {
-    const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
-    const files: SqliteFile[] = [];
-    for (const entry of entries) {
-      if (!entry.isFile() || entry.name.startsWith('.')) continue;
-      const info = await stat(join(entry.parentPath, entry.name)).catch(() => null);
-      if (info) files.push({ name: relative(dir, join(entry.parentPath, entry.name)), sizeBytes: info.size, uploadedAt: info.mtime.toISOString() });
+  /**
+   * Files in the users' folders that the store does not hold and that are no copy of a file it held: uploaded before
+   * the store kept them. Written to it as they are (another process may write the same file at once: the last one
+   * kept wins, with the same bytes).
+   */
+  private async storeLocalFiles(): Promise<void> {
+    const known = new Set((await this.deps.files.names()).map(({ userId, name }) => `${userId}/${name}`));
+    const users = await readdir(this.deps.root, { withFileTypes: true }).catch(() => []);
+    for (const user of users) {
+      if (!user.isDirectory() || user.name.startsWith('.')) continue;
+      const dir = join(this.deps.root, user.name);
+      for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        if (!entry.isFile() || !UPLOAD_NAME.test(entry.name) || known.has(`${user.name}/${entry.name}`)) continue;
+        const noted = await readFile(join(this.deps.root, '.copies', user.name, entry.name)).then(() => true, () => false);
+        if (noted) continue; // a copy of a file since removed: the next read of it drops it
+        const path = join(dir, entry.name);
+        if (await sqliteFileProblem(path)) continue;
+        const version = newId('sqf');
+        try {
+          const file = { userId: user.name, name: entry.name, version, ...(await this.storeChunks(path, version)), uploadedAt: (await stat(path)).mtime };
+          await this.deps.files.keep(file);
+          await this.deps.copies.adopt(user.name, entry.name, version);
+          this.deps.log('info', 'a SQLite file uploaded before the store kept them is now in the store', { userId: user.name, name: entry.name, bytes: file.sizeBytes });
+        } catch (error) {
+          await this.deps.files.dropVersion(version).catch(() => undefined);
+          // Its user may be gone (the folder outlived the account): leave the file and say so.
+          this.deps.log('warn', 'a SQLite file in a user folder could not be written to the store; only this process reads it', { userId: user.name, name: entry.name, err: (error as Error).message });
+        }
+      }
     }
-    return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** Bytes of the user's files other than `except` (the file an upload replaces). */
-  private async folderBytes(dir: string, except: string): Promise<number> {
-    return (await this.files(dir)).reduce((sum, file) => sum + (file.name === except ? 0 : file.sizeBytes), 0);
-  }
-
-  /** The user's SQLite connections that read `target` (a real path in `dir`). */
-  private async connectionsOf(userId: string, dir: string, target: string): Promise<DatabaseConnectionRecord[]> {
-    const found: DatabaseConnectionRecord[] = [];
-    for (const record of await this.deps.connections.listOwned(userId)) {
-      if (record.engine === 'sqlite' && (await resolveSqlitePath(record.database, dir).catch(() => null)) === target) found.push(record);
+  /** Writes a file's bytes to the store under `version`, in chunks; its size, digest and number of chunks. */
+  private async storeChunks(path: string, version: string): Promise<{ sizeBytes: number; sha256: string; chunks: number }> {
+    const hash = createHash('sha256');
+    let sizeBytes = 0;
+    let chunks = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      const data = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await this.deps.files.writeChunk(version, chunks++, data, new Date(this.now()));
+    };
+    for await (const piece of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+      hash.update(piece);
+      sizeBytes += piece.length;
+      pending.push(piece);
+      pendingBytes += piece.length;
+      if (pendingBytes >= CHUNK_BYTES) await flush();
     }
-    return found;
+    if (pendingBytes > 0 || chunks === 0) await flush();
+    return { sizeBytes, sha256: hash.digest('hex'), chunks };
+  }
+
+  /** The user's SQLite connections that name `fileName` (as `shop.db` or `./shop.db`). */
+  private async connectionsOf(userId: string, fileName: string): Promise<DatabaseConnectionRecord[]> {
+    return (await this.deps.connections.listOwned(userId)).filter((record) => record.engine === 'sqlite' && posix.normalize(record.database) === fileName);
   }
 
   /** Open pools still read the replaced file's old inode: close them so the next query opens the new one. */
-  private async reconnect(userId: string, dir: string, target: string): Promise<void> {
-    for (const record of await this.connectionsOf(userId, dir, await realpath(target))) {
+  private async reconnect(userId: string, fileName: string): Promise<void> {
+    for (const record of await this.connectionsOf(userId, fileName)) {
       await this.deps.pools.close(record.id);
       this.deps.onConnectionChanged(record.id);
       await this.deps.onSourceReplaced(record);
     }
   }
+}
+
+function toSqliteFile(file: Pick<StoredSqliteFile, 'name' | 'sizeBytes' | 'uploadedAt'>): SqliteFile {
+  return { name: file.name, sizeBytes: file.sizeBytes, uploadedAt: file.uploadedAt.toISOString() };
 }

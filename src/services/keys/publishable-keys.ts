@@ -1,5 +1,5 @@
 /**
- * Publishable search keys (issue 25): keys meant to be put in a web page, so public by design. What keeps one
+ * Publishable search keys: keys meant to be put in a web page, so public by design. What keeps one
  * harmless is decided here: which operations it may call and from which pages, what it may search, and how much
  * one visitor may use it. Secret keys, in turn, must never be used from a page.
  */

@@ -13,6 +13,7 @@ import { loadSearchSchema, SCHEMA_TTL_MS, type SearchSchema } from '../../sql-se
 import { plainValue } from '../../sql-search/sql-common.js';
 import { chooseTargets, type TargetFilters } from '../../sql-search/targets.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
+import { withTimeout } from '../../lib/timeout.js';
 import type { CompiledQuery, RankedRow, SearchTarget, TableQueries, TableRanking } from '../../sql-search/types.js';
 import type { DatabaseService } from '../databases/database-service.js';
 
@@ -52,16 +53,9 @@ export interface LiveSearchDeps {
 
 export class DeadlineError extends Error {}
 
+/** Settles like `promise` unless the search's deadline passes first (then a DeadlineError), through the one timeout helper. */
 export function beforeDeadline<T>(promise: Promise<T>, deadline: number, now: () => number): Promise<T> {
-  const remaining = deadline - now();
-  if (remaining <= 0) return Promise.reject(new DeadlineError());
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineError()), remaining);
-    promise.then(
-      (value) => { clearTimeout(timer); resolve(value); },
-      (error: unknown) => { clearTimeout(timer); reject(error); },
-    );
-  });
+  return withTimeout(promise, deadline - now(), { error: () => new DeadlineError() });
 }
 
 /** `schema.table` outside PostgreSQL's public, else the bare name (as the index names tables too). */

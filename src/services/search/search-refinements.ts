@@ -4,7 +4,7 @@
  * A problem is a 400 naming its path in the request.
  */
 import type { components } from '../../../generated/openapi.js';
-import { AppError } from '../../errors/app-error.js';
+import { validationError, type AppError } from '../../errors/app-error.js';
 import type { IndexedColumn } from '../../search-index/filter-columns.js';
 import { compileFilter, type FilterNode } from '../../search-index/filters.js';
 import type { ColumnRef, IndexedSource } from '../../search-index/index-search.js';
@@ -29,7 +29,7 @@ export interface Refinements {
 }
 
 function invalid(path: string, message: string): AppError {
-  return new AppError('VALIDATION_ERROR', `The request is invalid: body${path} ${message}.`, { errors: [{ location: 'body', path, message }] });
+  return validationError([{ location: 'body', path, message }]);
 }
 
 /** True when the request narrows, orders or counts by columns: only the index can answer that. */

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/openapi.js';
-import { AppError } from '../../errors/app-error.js';
+import { validationError, type AppError } from '../../errors/app-error.js';
 import { decodeCursor, searchFingerprint } from '../../sql-search/cursor.js';
 import { compileQuery } from '../../sql-search/queries.js';
 import type { CompiledQuery } from '../../sql-search/types.js';
@@ -23,7 +23,7 @@ export const DEFAULT_LIMIT = 20;
 export const DEFAULT_SEMANTIC_RATIO = 0.25;
 
 export function invalid(path: string, message: string): AppError {
-  return new AppError('VALIDATION_ERROR', `The request is invalid: body${path} ${message}.`, { errors: [{ location: 'body', path, message }] });
+  return validationError([{ location: 'body', path, message }]);
 }
 
 /** The request's words as every path reads them; a query that no engine could answer is refused here. */

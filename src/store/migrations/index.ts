@@ -10,7 +10,8 @@ import * as publishableKeys from './0015-publishable-keys.js';
 import * as accountPlans from './0010-account-plans.js';
 import * as sqliteUploadReservations from './0023-upload-reservations.js';
 import * as indexTableSyncedColumns from './0024-index-table-synced-columns.js';
-import * as indexTableChanges from './0025-index-table-changes.js';
+import * as sqliteFiles from './0025-uploaded-files.js';
+import * as indexTableChanges from './0026-index-table-changes.js';
 
 export interface Migration {
   name: string;
@@ -31,5 +32,6 @@ export const migrations: Migration[] = [
   { name: '0022-index-job-attempts', ...indexJobAttempts },
   { name: '0023-upload-reservations', ...sqliteUploadReservations },
   { name: '0024-index-table-synced-columns', ...indexTableSyncedColumns },
-  { name: '0025-index-table-changes', ...indexTableChanges },
+  { name: '0025-uploaded-files', ...sqliteFiles },
+  { name: '0026-index-table-changes', ...indexTableChanges },
 ];

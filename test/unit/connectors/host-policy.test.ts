@@ -201,32 +201,32 @@ describe('resolveAllowedHost', () => {
 
     it('when an entry names a port, then only that port is accepted', async () => {
       const policy = { ...strict, allowlist: ['db.internal:5432'] };
-      await expect(resolveAllowedHost('db.internal', 5432, policy, lookup)).resolves.toBeTruthy();
+      await expect(resolveAllowedHost('db.internal', 5432, policy, lookup)).resolves.toMatchObject({ address: '10.0.0.7', port: 5432 });
       await expect(resolveAllowedHost('db.internal', 22, policy, lookup)).rejects.toMatchObject({ code: 'HOST_NOT_ALLOWED' });
     });
 
     it('when a CIDR is allow-listed, then addresses inside it are accepted', async () => {
       const policy = { ...strict, allowlist: ['10.0.0.0/29'] };
-      await expect(resolveAllowedHost('db.internal', 5432, policy, lookup)).resolves.toBeTruthy();
+      await expect(resolveAllowedHost('db.internal', 5432, policy, lookup)).resolves.toMatchObject({ address: '10.0.0.7' });
       await expect(resolveAllowedHost('10.0.0.9', 5432, policy, lookup)).rejects.toMatchObject({ code: 'HOST_NOT_ALLOWED' });
     });
 
     it('when a wildcard suffix is allow-listed, then sub-domains are accepted', async () => {
       const policy = { ...strict, allowlist: ['*.corp.example'] };
-      await expect(resolveAllowedHost('replica.corp.example', 5432, policy, lookup)).resolves.toBeTruthy();
+      await expect(resolveAllowedHost('replica.corp.example', 5432, policy, lookup)).resolves.toMatchObject({ hostname: 'replica.corp.example', address: '10.0.0.8' });
     });
 
     it('when loopback is allow-listed by address and port, then only that port on loopback is accepted', async () => {
       const policy = { ...strict, allowlist: ['127.0.0.1:5432', '[::1]:5432'] };
-      await expect(resolveAllowedHost('127.0.0.1', 5432, policy)).resolves.toBeTruthy();
-      await expect(resolveAllowedHost('[::1]', 5432, policy)).resolves.toBeTruthy();
+      await expect(resolveAllowedHost('127.0.0.1', 5432, policy)).resolves.toMatchObject({ address: '127.0.0.1', family: 4 });
+      await expect(resolveAllowedHost('[::1]', 5432, policy)).resolves.toMatchObject({ address: '::1', family: 6 });
       await expect(resolveAllowedHost('127.0.0.1', 6379, policy)).rejects.toMatchObject({ code: 'HOST_NOT_ALLOWED' });
     });
 
     it('when allowlistOnly is set, then a public host outside the list is refused', async () => {
       const policy = { ...strict, allowlist: ['db.example.com'], allowlistOnly: true };
       const publicDns = dns({ 'db.example.com': ['93.184.216.34'], 'evil.example.com': ['93.184.216.35'] });
-      await expect(resolveAllowedHost('db.example.com', 5432, policy, publicDns)).resolves.toBeTruthy();
+      await expect(resolveAllowedHost('db.example.com', 5432, policy, publicDns)).resolves.toMatchObject({ address: '93.184.216.34' });
       await expect(resolveAllowedHost('evil.example.com', 5432, policy, publicDns)).rejects.toMatchObject({
         code: 'HOST_NOT_ALLOWED',
         details: { reason: 'not_allow_listed' },
@@ -235,7 +235,7 @@ describe('resolveAllowedHost', () => {
 
     it('when an IPv4 network is allow-listed, then an IPv4-mapped IPv6 answer inside it is accepted too', async () => {
       const mapped = dns({ 'db.internal': ['::ffff:10.0.0.7'] });
-      await expect(resolveAllowedHost('db.internal', 5432, { ...strict, allowlist: ['10.0.0.0/24'] }, mapped)).resolves.toBeTruthy();
+      await expect(resolveAllowedHost('db.internal', 5432, { ...strict, allowlist: ['10.0.0.0/24'] }, mapped)).resolves.toMatchObject({ hostname: 'db.internal' });
     });
 
     it('when an entry is malformed, then parseAllowlist names it', () => {

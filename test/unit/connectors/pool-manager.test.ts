@@ -100,7 +100,9 @@ describe('PoolManager', () => {
     });
     await expect(manager.get('db1', settings())).rejects.toMatchObject({ code: 'HOST_NOT_ALLOWED' });
     expect(manager.has('db1')).toBe(false);
-    await expect(manager.get('db1', settings())).resolves.toBeTruthy();
+    // The refusal is not remembered: the next search opens the pool.
+    await expect(manager.get('db1', settings())).resolves.toMatchObject({ engine: 'postgres' });
+    expect(manager.has('db1')).toBe(true);
   });
 
   it('when a pool has been idle longer than idleCloseMs, then it is closed; a busy one is kept', async () => {
@@ -134,7 +136,7 @@ describe('PoolManager', () => {
     expect(executors.every((e) => e.closed)).toBe(true);
   });
 
-  describe('bounds per database server and in all (issue 23 item 4)', () => {
+  describe('bounds per database server and in all', () => {
     const bounded = (options: { maxPerHost?: number; maxTotal?: number; max?: number; connectTimeoutMs?: number }) => {
       const executors: Array<ReturnType<typeof fakeExecutor>> = [];
       manager = new PoolManager({ hostPolicy: policy, max: 5, connectTimeoutMs: 300, ...options, createExecutor: async () => {

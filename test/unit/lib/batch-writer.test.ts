@@ -83,7 +83,7 @@ describe('BatchWriter', () => {
   });
 });
 
-describe('BatchWriter while the store fails (issue 23 item 5)', () => {
+describe('BatchWriter while the store fails', () => {
   it('when 500 rows meet a store that is down, then each flush makes one attempt, the waits double up to the cap, and nothing is dropped', async () => {
     let attempts = 0;
     let up = false;

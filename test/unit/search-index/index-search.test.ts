@@ -16,9 +16,10 @@ const sources: IndexedSource[] = [
 const hits = (n: number, src = 'itb_a', prefix = 'r') => Array.from({ length: n }, (_, i): IndexHit => ({ rid: `${prefix}${i}`, src, score: n - i }));
 
 /** A space that answers with fixed rankings and records what it was asked. */
-function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = [], vocabulary: SpaceVocabulary | null = null) {
+function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: string; src: string; pk: string; fields: string }> = [], vocabulary: SpaceVocabulary | null = null, onObjectStore = false) {
   const calls: Array<{ kind: string; srcs: string[]; limit: number; minSimilarity?: number; query?: TextQuery }> = [];
   const space = {
+    onObjectStore,
     searchText: async (query: TextQuery, scope: SearchScope, limit: number) => {
       const srcs = scope.srcs ?? sources.map((s) => s.src);
       calls.push({ kind: 'text', srcs, limit, query });
@@ -59,6 +60,13 @@ describe('searchIndex', () => {
     expect(result.hits).toHaveLength(4);
     expect(result).toMatchObject({ total: 5, totalIsEstimate: false });
     expect(result.matchesByConnection).toEqual(new Map([['db_1', 3], ['db_2', 2]]));
+  });
+
+  it('when the space is on an object store, then the ranking brings back no stored fields (a request per row there): only the page\'s rows are read', async () => {
+    const { store, calls } = fakeStore(hits(30), [], [], null, true);
+    const result = await searchIndex(store, input({ window: 10 }));
+    expect(calls.map((c) => c.query?.withRows)).toEqual([false]);
+    expect(result.hits).toHaveLength(10);
   });
 
   it('when an exact total is asked and more rows match than the count cap, then the total is the cap and says it is an estimate', async () => {

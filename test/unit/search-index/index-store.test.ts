@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TableSchema } from '../../../src/connectors/index.js';
 import { indexRowOf } from '../../../src/search-index/documents.js';
-import { IndexStore, spaceName, type IndexRow, type IndexSpace } from '../../../src/search-index/index-store.js';
+import { IndexStore, isObjectStore, spaceName, type IndexRow, type IndexSpace } from '../../../src/search-index/index-store.js';
 import { loadLance } from '../../../src/search-index/lance.js';
 
 /** LanceDB writes files and builds indexes: allow for a loaded machine. */
@@ -304,4 +304,11 @@ describe('two stores on one folder', () => {
       await reader.close();
     }
   }, SLOW);
+});
+
+describe('isObjectStore', () => {
+  it('when the index URI names an object store, then it is one; a folder or a file: URI is not', () => {
+    expect(['s3://bucket/index', 'gs://bucket/index', 'az://container/index', 'S3://b/i'].map(isObjectStore)).toEqual([true, true, true, true]);
+    expect(['/var/lib/quarry/index', './data/index', 'file:///var/lib/quarry/index', 'C:\\quarry\\index'].map(isObjectStore)).toEqual([false, false, false, false]);
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * ApiKeyService.authenticate through an outage of Quarry's own store (issue 30 item 9): a key the store verified in
+ * ApiKeyService.authenticate through an outage of Quarry's own store: a key the store verified in
  * the last STORE_OUTAGE_GRACE_MS authenticates from memory; nothing else does, and a revocation always wins.
  */
 import { describe, expect, it } from 'vitest';

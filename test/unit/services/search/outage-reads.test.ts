@@ -1,4 +1,4 @@
-/** OutageReads: what a search reads of the store, answered from memory while the store is down (issue 30 item 9). */
+/** OutageReads: what a search reads of the store, answered from memory while the store is down. */
 import { describe, expect, it } from 'vitest';
 import { MemoryBus } from '../../../../src/lib/invalidation-bus.js';
 import type { DatabaseConnectionRecord } from '../../../../src/repositories/database-connection-repository.js';
