@@ -144,7 +144,7 @@ async function drop(executor: Admin, name: string): Promise<string[]> {
 /** WAL bytes the slot keeps on the server: written since the last position Quarry confirmed (null: no slot). */
 export async function slotLagBytes(executor: SqlExecutor, name: string, timeoutMs = 10_000): Promise<number | null> {
   const [row] = await executor.query<{ lag: unknown }>(
-    'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint AS lag FROM pg_replication_slots WHERE slot_name = $1',
+    'SELECT GREATEST(0, pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn))::bigint AS lag FROM pg_replication_slots WHERE slot_name = $1',
     [name],
     { timeoutMs },
   );

@@ -127,6 +127,20 @@ export class ChangeStreamer {
     await Promise.all([...this.active.keys()].map((id) => this.end(id)));
   }
 
+  /**
+   * Stops as a process that dies does: heartbeats end and the replication connections are cut, nothing is handed
+   * back or stored (another process takes the streams over once the heartbeat is stale).
+   */
+  async abandon(): Promise<void> {
+    this.stopping = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.ticking?.catch(() => undefined);
+    const running = [...this.active.values()];
+    for (const active of running) await active.stream?.abandon();
+    await Promise.all(running.map((active) => active.finished));
+  }
+
   /** Ends a connection's stream here (stream mode turned off, the connection removed): resolves once it let go. */
   async end(connectionId: string): Promise<void> {
     const active = this.active.get(connectionId);
