@@ -122,7 +122,22 @@ async function converged(tableName: string, src: string): Promise<void> {
 }
 
 describe('stream mode on PostgreSQL', () => {
-  it('when rows are inserted, updated and deleted, then the index follows them and the slot keeps no WAL of them', async () => {
+  it('when the role lacks REPLICATION, then the stream is not allowed and the error says the statement to run', async () => {
+    const role = `quarry_norepl_${Math.random().toString(36).slice(2, 8)}`;
+    await onPostgres([`CREATE ROLE ${role} LOGIN`]);
+    try {
+      const tableName = uniqueName('stream_denied');
+      tables.push(tableName);
+      await onPostgres([`CREATE TABLE ${tableName} (id int PRIMARY KEY, title text)`]);
+      const table = (await discoverSchema(executor, { tables: [tableName] })).tables[0]!;
+      const refused = prepareStream({ ...clientConfig, user: role }, streamName(`itb_stream_test_denied_${role}`), [table]);
+      await expect(refused).rejects.toMatchObject({ code: 'STREAM_NOT_ALLOWED', message: expect.stringContaining(`ALTER ROLE "${role}" WITH REPLICATION`) });
+    } finally {
+      await onPostgres([`DROP ROLE ${role}`]);
+    }
+  });
+
+  it('when rows are inserted, updated and deleted, then the index follows them and the slot's confirmed position is the one stored', async () => {
     const s = await setup('crud');
     const run = stream(s, await s.schema(), null);
     await onPostgres([
