@@ -137,7 +137,7 @@ describe('stream mode on PostgreSQL', () => {
     }
   });
 
-  it('when rows are inserted, updated and deleted, then the index follows them and the slot's confirmed position is the one stored', async () => {
+  it('when rows are inserted, updated and deleted, then the index follows them and the slot confirms the stored position', async () => {
     const s = await setup('crud');
     const run = stream(s, await s.schema(), null);
     await onPostgres([
