@@ -82,6 +82,9 @@ describe('stream mode', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { errors: [{ location: 'body', path: '/mode' }] } });
     expect(refused.body.error.message).toContain("PostgreSQL's logical replication");
+    const noColumn = await t.client.patch(`/api/v1/databases/${res.body.data.database.id}/index/tables/${name}`, { mode: 'poll' }, as());
+    expect(noColumn.status).toBe(400);
+    expect(noColumn.body.error.message).toContain('needs a change column');
   });
 
   it('when stream mode is on, then inserts, updates and deletes reach the index and the index endpoint says mode stream with the slot\'s bytes', async () => {

@@ -161,7 +161,8 @@ export class IndexService {
     this.checkChangeColumn(record, table, input.changeColumn);
     this.checkMode(record, input);
     const indexed = await this.deps.tables.ensure(record.id, tableId(table), () => newId('itb'));
-    const polling = { ...this.pollChanges(indexed, input), ...(await this.streamChanges(record, indexed, input.mode)) };
+    const pollChanges = this.pollChanges(indexed, input);
+    const polling = { ...pollChanges, ...(await this.streamChanges(record, { ...indexed, ...pollChanges }, input.mode)) };
     const same = (a: string[] | null | undefined, b: string[] | undefined) => b === undefined || JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...b].sort());
     const changes = {
       ...(input.semantic !== undefined && input.semantic !== indexed.semantic && { semantic: input.semantic }),
@@ -207,6 +208,8 @@ export class IndexService {
    * and publication (what could not be dropped is shown in the table's last error).
    */
   private async streamChanges(record: DatabaseConnectionRecord, indexed: IndexTableRecord, mode: 'stream' | 'poll' | 'snapshot' | undefined): Promise<IndexTableChanges> {
+    if (mode === 'poll' && !indexed.changeColumn) throw validationError([{ location: 'body', path: '/mode', message: 'is "poll", which needs a change column: name one in changeColumn' }]);
+    if (mode === 'snapshot' && !indexed.changeStream) return indexed.changeColumn ? { changeColumn: null, changeCursor: null, changesAsOf: null, changeError: null } : {};
     if (mode === undefined || (mode === 'stream') === indexed.changeStream) return {};
     if (mode === 'stream') return { changeStream: true, changeCursor: null, changesAsOf: null, changeError: null, nextPollAt: new Date(this.now()), pollOwner: null, pollHeartbeatAt: null };
     const others = (await this.deps.tables.listByConnections([record.id])).filter((t) => t.changeStream && t.id !== indexed.id);
