@@ -169,6 +169,8 @@ export interface StreamRun {
   reconcile(src: string): Promise<TableSchema | null>;
   /** Rows of these tables changed in the index (cached answers that read them are stale). */
   onApplied?(srcs: string[]): void;
+  /** After a batch is written, before its position is stored: `rows` written or deleted (folds them in when due). */
+  afterBatch?(rows: number): Promise<void>;
   /** Keys gathered before a batch is written, and how long a change waits at most for its batch. */
   batchKeys?: number;
   flushMs?: number;
@@ -347,7 +349,7 @@ export class PgChangeStream {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.serial(() => this.flush());
-    }, this.run.flushMs ?? 250);
+    }, this.run.flushMs ?? 500);
     this.timer.unref();
   }
 
@@ -363,6 +365,7 @@ export class PgChangeStream {
     this.pendingCount = 0;
     this.truncated = new Set();
     const touched = new Set<string>();
+    const before = this.applied.written + this.applied.deleted;
     for (const src of truncated) {
       const gone: string[] = [];
       for await (const batch of this.run.space.scanSource(src)) for (const row of batch) gone.push(row.rid);
@@ -376,6 +379,8 @@ export class PgChangeStream {
       if (!entry) continue;
       if (await this.apply(entry, keys)) touched.add(src);
     }
+    const rows = this.applied.written + this.applied.deleted - before;
+    if (rows > 0) await this.run.afterBatch?.(rows);
     if (touched.size > 0) this.run.onApplied?.([...touched]);
     const position = this.received;
     if (!position || (this.confirmed && lsnValue(position) <= lsnValue(this.confirmed))) return;

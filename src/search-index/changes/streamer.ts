@@ -23,7 +23,7 @@ import { indexedColumns } from '../filter-columns.js';
 import { spaceName, type IndexStore } from '../index-store.js';
 import { isIndexStorageFailure } from '../storage-failures.js';
 import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
-import { FOLD_EVERY_MS } from './poller.js';
+import { FOLD_EVERY_MS, FOLD_EVERY_ROWS } from './poller.js';
 
 /** How long a stream that could not run waits before it is tried again. */
 export const STREAM_RETRY_MS = 60_000;
@@ -71,7 +71,8 @@ export class ChangeStreamer {
   private timers: NodeJS.Timeout[] = [];
   private ticking: Promise<void> | null = null;
   private stopping = false;
-  private readonly unfolded = new Map<string, { space: { optimize(): Promise<unknown> }; since: number }>();
+  /** Per space: rows streams wrote that its indexes do not hold yet, and since when. */
+  private readonly unfolded = new Map<string, { rows: number; since: number }>();
 
   constructor(private readonly deps: ChangeStreamerDeps) {
     this.now = deps.now ?? Date.now;
@@ -101,11 +102,6 @@ export class ChangeStreamer {
         if (this.stopping || this.active.has(connectionId)) continue;
         const claimed = await this.deps.tables.claimStream(connectionId, this.owner, new Date(this.now()), new Date(this.now() - this.deps.staleMs));
         if (claimed) this.launch(connectionId, claimed);
-      }
-      for (const [name, pending] of this.unfolded) {
-        if (this.now() - pending.since < FOLD_EVERY_MS) continue;
-        this.unfolded.delete(name);
-        await pending.space.optimize();
       }
     })().finally(() => {
       this.ticking = null;
@@ -210,10 +206,17 @@ export class ChangeStreamer {
           await this.deps.reconcile(record, entry.tableName);
           return (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
         },
-        onApplied: () => {
-          if (!this.unfolded.has(space)) this.unfolded.set(space, { space: indexed, since: this.now() });
-          this.deps.onApplied(record.id);
+        // Rows written by the stream are searched by a scan until the space's indexes take them in: folded once
+        // there are enough of them or they waited long enough, between batches (one writer at a time).
+        afterBatch: async (rows) => {
+          const pending = this.unfolded.get(space) ?? { rows: 0, since: this.now() };
+          pending.rows += rows;
+          this.unfolded.set(space, pending);
+          if (pending.rows < FOLD_EVERY_ROWS && this.now() - pending.since < FOLD_EVERY_MS) return;
+          this.unfolded.delete(space);
+          await indexed.optimize();
         },
+        onApplied: () => this.deps.onApplied(record.id),
       });
       active.stream = stream;
       if (active.stopping) return await release();
