@@ -2275,14 +2275,17 @@ export interface components {
             /**
              * @description How the index follows the table's changes: `poll` (its changed rows are read every `pollIntervalSeconds`
              *     by `changeColumn`, deletes found by a scan of its primary keys, full syncs on the schedule), `snapshot`
-             *     (full syncs only: on connecting, on the schedule and on demand), or `stream` (the database's own change
-             *     stream; not offered yet).
+             *     (full syncs only: on connecting, on the schedule and on demand), or `stream` (PostgreSQL's logical
+             *     replication: inserts, updates, deletes and truncates reach the index within seconds; full syncs stay on
+             *     the schedule as the reconcile).
              * @enum {string}
              */
             mode: "stream" | "poll" | "snapshot";
             /** @description How far behind the source the index may be: seconds since the moment as of which every change is in the index (the start of the last successful poll, or of the last finished sync); null before the first sync. */
             lagSeconds: number | null;
-            /** @description Why the last poll failed (it is tried again every interval), or why poll mode ended (`CHANGE_COLUMN_GONE`); null when the last poll succeeded or outside poll mode. */
+            /** @description Stream mode: bytes of WAL the connection's replication slot keeps on the server (written since the last change Quarry confirmed, `pg_current_wal_lsn() - confirmed_flush_lsn`); null outside stream mode or when the server does not answer. */
+            lagBytes: number | null;
+            /** @description Why the last poll failed (it is tried again every interval), or why poll mode ended (`CHANGE_COLUMN_GONE`); in stream mode, why the stream cannot run (`STREAM_NOT_ALLOWED`: no logical WAL, no REPLICATION grant or no right to create the publication, with the SQL to run), why it stopped (`STREAM_FAILED`, started again from the stored position), `STREAM_SLOT_LOST` (the slot was dropped outside Quarry: made again, the table re-read in full) or `STREAM_NOT_DROPPED` (stream mode turned off, but the slot or publication could not be dropped: the SQL to run); null when all is well. */
             lastError: components["schemas"]["NullableSafeError"];
             /** @description The table's newest sync, whatever its status; absent if it was never synced. */
             job?: components["schemas"]["IndexJob"];
@@ -2350,6 +2353,17 @@ export interface components {
             changeColumn?: string | null;
             /** @description Seconds between two polls (default 5). */
             pollIntervalSeconds?: number;
+            /**
+             * @description `stream` (PostgreSQL connections only; another engine is 400) follows the database's logical replication
+             *     through one publication and one replication slot per connection, both named `quarry_<connection id in
+             *     lower case>`: Quarry creates them when its role may (REPLICATION, and CREATE on the database or
+             *     ownership of the tables), else the table's `lastError` is `STREAM_NOT_ALLOWED` with the SQL to run. The
+             *     table is re-read in full once when the slot is made. `poll` or `snapshot` turns stream mode off; the
+             *     slot and publication are dropped when no other table of the connection streams. `snapshot` also turns
+             *     poll mode off; `poll` needs `changeColumn`.
+             * @enum {string}
+             */
+            mode?: "stream" | "poll" | "snapshot";
         };
         IndexJobResponse: {
             success: components["schemas"]["SuccessFlag"];

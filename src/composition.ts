@@ -61,6 +61,8 @@ import { indexTableRepository } from './repositories/index-table-repository.js';
 import { IndexStore } from './search-index/index-store.js';
 import { IndexJobRunner } from './search-index/job-runner.js';
 import { ChangePoller } from './search-index/changes/poller.js';
+import { dropStream, slotLagBytes, streamName } from './search-index/changes/pg-stream.js';
+import { ChangeStreamer } from './search-index/changes/streamer.js';
 import { INDEX_ROWS_PER_TABLE } from './services/accounts/plan-limits.js';
 import { IndexSchedule } from './services/indexing/index-schedule.js';
 import { IndexService } from './services/indexing/index-service.js';
@@ -366,6 +368,30 @@ function wireSearchIndex(deps: {
     providerId: embeddings.id,
     onIndexChanged,
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
+    streams: {
+      lagBytes: async (record) => slotLagBytes(await databases.executorFor(record), streamName(record.id)),
+      drop: async (record) => {
+        await streamer.end(record.id);
+        const problems = await dropStream(await databases.replicationConfigFor(record), streamName(record.id));
+        for (const problem of problems) logger.warn({ connectionId: record.id }, problem);
+        return problems;
+      },
+    },
+    now,
+  });
+  const streamer: ChangeStreamer = new ChangeStreamer({
+    tables: indexTableRepository,
+    store,
+    provider: embeddings,
+    findConnection: (id) => databaseConnectionRepository.findById(id),
+    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
+    replicationConfigFor: (record) => databases.replicationConfigFor(record),
+    executorFor: (record) => databases.executorFor(record),
+    reconcile: (record, tableName) => service.reconcile(record, tableName),
+    onApplied: (connectionId) => onIndexChanged(connectionId),
+    logger,
+    staleMs: config.index.staleMs,
+    queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000),
     now,
   });
   const poller = new ChangePoller({
@@ -385,6 +411,6 @@ function wireSearchIndex(deps: {
     queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000),
     now,
   });
-  const schedule = new IndexSchedule({ runner, poller, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
-  return { store, runner, poller, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
+  const schedule = new IndexSchedule({ runner, poller, streamer, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
+  return { store, runner, poller, streamer, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
 }

@@ -13,13 +13,17 @@
  * - CPU: Quarry's process CPU time (/proc) while the writer alone runs (a third of the load time, before the load
  *   phase), per 1,000 changes, against a full re-sync of the same table measured in the same run.
  *
- *   npm run bench:freshness -- [--seconds 60] [--rate 200] [--interval 1]
+ * With `--mode stream` the table follows PostgreSQL's logical replication instead (stream mode: the server needs
+ * wal_level=logical); its slot and publication are dropped at the end.
+ *
+ *   npm run bench:freshness -- [--seconds 60] [--rate 200] [--interval 1] [--mode poll|stream]
  * Figures are printed, never asserted (the machine is shared).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { streamName } from '../../src/search-index/changes/pg-stream.js';
 import { ApiClient } from '../lib/api-client.js';
 import { articles, benchPgUrl, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, verboseQueries } from './lib/bench-corpus.js';
 import { spawnServer } from '../lib/spawn-server.js';
@@ -33,6 +37,7 @@ const arg = (name: string, fallback: number) => {
 const SECONDS = arg('seconds', 60);
 const RATE = arg('rate', 200);
 const INTERVAL = arg('interval', 1);
+const MODE = process.argv.includes('--mode') && process.argv[process.argv.indexOf('--mode') + 1] === 'stream' ? 'stream' : 'poll';
 const TABLE = 'articles_fresh';
 const BASELINE_SEARCHES = 60;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,6 +71,7 @@ async function main(): Promise<void> {
   const server = await spawnServer({ DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', LOG_LEVEL: 'warn' }, { built: true });
   const pid = server.child.pid!;
   const client = new ApiClient(server.url);
+  let slot: string | null = null;
   try {
     const registered = await client.post('/api/v1/auth/register', { email: `bench-fresh-${Date.now()}@example.com`, password: 'correct-horse-42', name: 'fresh' });
     const token = registered.body.data.tokens.accessToken as string;
@@ -79,6 +85,7 @@ async function main(): Promise<void> {
     }, { token });
     if (created.status !== 201) throw new Error(`connect: ${created.status} ${JSON.stringify(created.body)}`);
     const db = created.body.data.database.id as string;
+    slot = streamName(db);
     const tablePath = `/api/v1/databases/${db}/index/tables/${TABLE}`;
     const view = async () => (await client.get(tablePath, { token })).body.data as { state: string; rows: number; lagSeconds: number | null; lastError: unknown; job?: { status: string; jobId: string } };
 
@@ -100,12 +107,22 @@ async function main(): Promise<void> {
       return times;
     };
 
-    // Poll mode on; its first poll reads every row once (unchanged rows are skipped by their hash).
-    const on = await client.patch(tablePath, { changeColumn: 'updated_at', pollIntervalSeconds: INTERVAL }, { token });
-    if (on.status !== 200) throw new Error(`poll mode: ${JSON.stringify(on.body)}`);
+    // Poll mode on; its first poll reads every row once (unchanged rows are skipped by their hash). Stream mode on:
+    // its slot is made and the table re-read in full once (the reconcile of what came before the slot).
+    const on = await client.patch(tablePath, MODE === 'stream' ? { mode: 'stream' } : { changeColumn: 'updated_at', pollIntervalSeconds: INTERVAL }, { token });
+    if (on.status !== 200) throw new Error(`${MODE} mode: ${JSON.stringify(on.body)}`);
     cpu0 = cpuSeconds(pid);
     const firstPollStarted = performance.now();
-    for (let v = await view(); v.lagSeconds === null || v.lagSeconds > INTERVAL + 2; v = await view()) await pause(200);
+    if (MODE === 'stream') {
+      // The reconcile queued when the slot is made, then a stream caught up (its first stored position).
+      await pause(2000);
+      for (let v = await view(); v.job?.status !== 'done' || v.lagSeconds === null || v.lagSeconds > 2; v = await view()) {
+        if (v.lastError) throw new Error(`stream mode: ${JSON.stringify(v.lastError)}`);
+        await pause(200);
+      }
+    } else {
+      for (let v = await view(); v.lagSeconds === null || v.lagSeconds > INTERVAL + 2; v = await view()) await pause(200);
+    }
     const firstPollCpu = cpuSeconds(pid) - cpu0;
     const firstPollSeconds = (performance.now() - firstPollStarted) / 1000;
     for (let i = 0; i < 10; i++) await search(queries[q++ % queries.length]!); // warm-up
@@ -186,14 +203,23 @@ async function main(): Promise<void> {
     const quiet = sorted([...before, ...after]);
     const loaded = sorted(underLoad);
     const perThousand = pollCpu / (pollChanges / 1000);
-    console.log(`poll mode on ${TABLE} (100,000 rows), pollIntervalSeconds ${INTERVAL}, ${changes} changes in ${loadSeconds.toFixed(1)} s (${(changes / loadSeconds).toFixed(0)}/s)`);
+    if (MODE === 'stream') {
+      const off = await client.patch(tablePath, { mode: 'snapshot' }, { token });
+      if (off.status !== 200 || off.body.data.lastError) console.log(`stream mode off: ${JSON.stringify(off.body).slice(0, 300)}`);
+    }
+    console.log(`${MODE === 'stream' ? 'stream mode' : `poll mode, pollIntervalSeconds ${INTERVAL},`} on ${TABLE} (100,000 rows), ${changes} changes in ${loadSeconds.toFixed(1)} s (${(changes / loadSeconds).toFixed(0)}/s)`);
     console.log(`visible after an update: n=${vis.length} p50 ${fmt(percentile(vis, 0.5))} p95 ${fmt(percentile(vis, 0.95))} max ${fmt(vis.at(-1) ?? NaN)}`);
     console.log(`gone after a delete:     n=${del.length} p50 ${fmt(percentile(del, 0.5))} p95 ${fmt(percentile(del, 0.95))} max ${fmt(del.at(-1) ?? NaN)}`);
     console.log(`search p50: ${fmt(percentile(loaded, 0.5))} under load (n=${loaded.length}) vs ${fmt(percentile(quiet, 0.5))} without (n=${quiet.length}, before and after): ratio ${(percentile(loaded, 0.5) / percentile(quiet, 0.5)).toFixed(2)}`);
-    console.log(`Quarry CPU: ${perThousand.toFixed(2)} s per 1,000 changes polled (${pollCpu.toFixed(1)} s for ${pollChanges} changes, writer alone) vs ${resyncCpu.toFixed(1)} s for one full re-sync (${resyncSeconds.toFixed(1)} s wall): one re-sync = ${(resyncCpu / perThousand).toFixed(1)}k changes' worth`);
-    console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; first poll (reads every row, writes none changed): ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
+    console.log(`Quarry CPU: ${perThousand.toFixed(2)} s per 1,000 changes ${MODE === 'stream' ? 'streamed' : 'polled'} (${pollCpu.toFixed(1)} s for ${pollChanges} changes, writer alone) vs ${resyncCpu.toFixed(1)} s for one full re-sync (${resyncSeconds.toFixed(1)} s wall): one re-sync = ${(resyncCpu / perThousand).toFixed(1)}k changes' worth`);
+    console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; ${MODE === 'stream' ? 'stream start (slot made, the table re-read once)' : 'first poll (reads every row, writes none changed)'}: ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
   } finally {
     await server.stop();
+    // A slot left behind (the run failed before stream mode was turned off) keeps WAL on the server.
+    if (MODE === 'stream' && slot) {
+      await pool.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [slot]).catch(() => undefined);
+      await pool.query(`DROP PUBLICATION IF EXISTS ${slot}`).catch(() => undefined);
+    }
     await pool.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => undefined);
     await pool.end();
     rmSync(dataDir, { recursive: true, force: true });

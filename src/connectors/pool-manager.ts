@@ -11,7 +11,10 @@
  */
 import { createHash } from 'node:crypto';
 import { ConnectorError } from './errors.js';
-import { createExecutor, DIALECTS, type ExecutorOptions } from './executor.js';
+import type { ClientConfig } from 'pg';
+import { createExecutor, DEFAULT_PORTS, DIALECTS, type ExecutorOptions } from './executor.js';
+import { resolveAllowedHost } from './host-policy.js';
+import { replicationClientConfig } from './postgres.js';
 import type { ConnectionSettings, PooledExecutor, PoolStats, QueryOptions, SqlExecutor } from './types.js';
 import { DEFAULT_POOL_OPTIONS } from './types.js';
 
@@ -163,6 +166,12 @@ export class PoolManager {
     entry.lastUsed = Date.now();
     await entry.opening;
     return entry;
+  }
+
+  /** Settings for a PostgreSQL replication connection of these settings, checked by the same host policy. */
+  async replicationConfig(settings: ConnectionSettings): Promise<ClientConfig> {
+    const port = settings.port ?? DEFAULT_PORTS.postgres;
+    return replicationClientConfig(settings, await resolveAllowedHost(settings.host ?? '', port, this.options.hostPolicy, this.options.lookup));
   }
 
   private open(id: string, settings: ConnectionSettings, print: string): Entry {

@@ -20,6 +20,23 @@ function timeoutSetting(timeoutMs: number): number {
   return Math.max(1, Math.ceil(timeoutMs));
 }
 
+/**
+ * The settings of a replication connection to the same server (stream mode): the address the host policy checked,
+ * TLS as the executor's, and no fallback to Quarry's own PGPASSWORD.
+ */
+export function replicationClientConfig(settings: ConnectionSettings, target: ResolvedHost): pg.ClientConfig {
+  return {
+    host: target.address,
+    port: target.port,
+    database: settings.database,
+    user: settings.username ?? undefined,
+    password: () => settings.password ?? '',
+    ssl: settings.ssl ? { rejectUnauthorized: true, ...(target.servername ? { servername: target.servername } : {}) } : false,
+    application_name: 'quarry_stream',
+    connectionTimeoutMillis: 10_000,
+  };
+}
+
 /** Opens no connection until the first query. `target` is the address the host policy checked. */
 export function createPostgresExecutor(
   settings: ConnectionSettings,

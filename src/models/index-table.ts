@@ -27,6 +27,8 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
   /** Poll mode: the column whose value grows with every change of a row (null: the table follows full syncs only). */
   declare changeColumn: CreationOptional<string | null>;
   declare pollIntervalSeconds: CreationOptional<number | null>;
+  /** Stream mode (PostgreSQL): the table follows the connection's logical replication slot; `changeCursor` is its position. */
+  declare changeStream: CreationOptional<boolean>;
   /** JSON of the change column's value (as text) the next poll reads from, ties included. */
   declare changeCursor: CreationOptional<string | null>;
   /** Every change committed at the source before this moment is in the index (the last successful poll's start). */
@@ -58,6 +60,7 @@ export class IndexTableModel extends Model<InferAttributes<IndexTableModel>, Inf
         syncStartedAt: { type: DataTypes.DATE, allowNull: true },
         changeColumn: { type: DataTypes.STRING(255), allowNull: true },
         pollIntervalSeconds: { type: DataTypes.INTEGER, allowNull: true },
+        changeStream: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         changeCursor: { type: DataTypes.TEXT, allowNull: true },
         changesAsOf: { type: DataTypes.DATE, allowNull: true },
         changeError: { type: DataTypes.JSON, allowNull: true },

@@ -45,6 +45,8 @@ export const indexTableRepository = {
     const rows = await IndexTableModel.findAll({
       where: {
         changeColumn: { [Op.ne]: null },
+        // A streamed table is read by its connection's stream, not polled.
+        changeStream: false,
         syncedAt: { [Op.ne]: null },
         [Op.and]: [
           { [Op.or]: [{ nextPollAt: null }, { nextPollAt: { [Op.lte]: now } }] },
@@ -80,6 +82,55 @@ export const indexTableRepository = {
 
   async touchPolls(ids: string[], owner: string, now: Date): Promise<void> {
     if (ids.length > 0) await IndexTableModel.update({ pollHeartbeatAt: now }, { where: { id: ids, pollOwner: owner } });
+  },
+
+  /**
+   * Connections with streamed tables whose stream is due (never read, or let go and its retry time passed) and that
+   * no live process reads (no owner, or its heartbeat older than `staleBefore`).
+   */
+  async dueStreams(now: Date, staleBefore: Date): Promise<string[]> {
+    const rows = await IndexTableModel.findAll({
+      attributes: ['connectionId', 'pollOwner', 'pollHeartbeatAt', 'nextPollAt'],
+      where: { changeStream: true },
+    });
+    const byConnection = new Map<string, boolean>();
+    for (const row of rows) {
+      const free = row.pollOwner === null || row.pollHeartbeatAt === null || row.pollHeartbeatAt < staleBefore;
+      const due = row.nextPollAt === null || row.nextPollAt <= now;
+      byConnection.set(row.connectionId, (byConnection.get(row.connectionId) ?? true) && free && due);
+    }
+    return [...byConnection].filter(([, due]) => due).map(([id]) => id);
+  },
+
+  /**
+   * Claims every streamed table of a connection for `owner`, each by a conditional update on what was read (as a
+   * poll is claimed): the stream runs only if all were won; a partial claim (another process raced) is handed back.
+   */
+  async claimStream(connectionId: string, owner: string, now: Date, staleBefore: Date): Promise<IndexTableRecord[] | null> {
+    const seen = (await IndexTableModel.findAll({ where: { connectionId, changeStream: true }, order: [['id', 'ASC']] })).map((row) => row.get({ plain: true }));
+    if (seen.length === 0) return null;
+    const won: string[] = [];
+    for (const table of seen) {
+      const free = table.pollOwner === null || table.pollHeartbeatAt === null || table.pollHeartbeatAt < staleBefore || table.pollOwner === owner;
+      if (!free) break;
+      const [updated] = await IndexTableModel.update(
+        { pollOwner: owner, pollHeartbeatAt: now },
+        { where: { id: table.id, changeStream: true, pollOwner: table.pollOwner, pollHeartbeatAt: table.pollHeartbeatAt } },
+      );
+      if (updated !== 1) break;
+      won.push(table.id);
+    }
+    if (won.length < seen.length) {
+      await this.releasePolls(won, owner);
+      return null;
+    }
+    return seen.map((table) => ({ ...table, pollOwner: owner, pollHeartbeatAt: now }));
+  },
+
+  /** Stores a stream's position on its tables while `owner` holds them; false when it no longer does. */
+  async streamProgress(ids: string[], owner: string, changes: IndexTableChanges): Promise<boolean> {
+    const [updated] = await IndexTableModel.update(changes, { where: { id: ids, pollOwner: owner, changeStream: true } });
+    return updated === ids.length;
   },
 
   /** Hands polls back (graceful stop, or a poll ended): any process may claim them when they are next due. */

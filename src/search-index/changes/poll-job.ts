@@ -115,8 +115,11 @@ async function countUpTo(executor: SqlExecutor, table: TableSchema, limit: numbe
   return Number(row?.n ?? 0);
 }
 
-/** Writes the rows that are new or changed (with vectors for semantic tables); returns how many. */
-async function writeRows(run: PollRun, sourceRows: Record<string, unknown>[]): Promise<number> {
+/**
+ * Writes the rows that are new or changed (with vectors for semantic tables); returns how many. A row whose content
+ * hash the index already holds is skipped, so reading a row twice (a poll's boundary, a stream's replay) costs no write.
+ */
+export async function writeRows(run: Pick<PollRun, 'src' | 'table' | 'space' | 'provider' | 'columns'>, sourceRows: Record<string, unknown>[]): Promise<number> {
   const { space, provider } = run;
   const rows = sourceRows.map((row) => indexRowOf(run.src, run.table, row, run.columns)).filter((row): row is IndexRow => row !== null);
   const stored = await space.existing(rows.map((row) => row.rid));

@@ -1,3 +1,4 @@
+import type { ClientConfig } from 'pg';
 import type { components } from '../../../generated/openapi.js';
 import {
   ConnectorError, discoverSchema, isConnectorError, resolveSqlitePath, testConnection, testExecutor, userSqliteDir,
@@ -243,6 +244,11 @@ export class DatabaseService {
       settings.catch(() => this.settingsByRecord.delete(record));
     }
     return this.deps.pools.get(record.id, await settings);
+  }
+
+  /** Settings of a replication connection to a saved PostgreSQL connection's server (stream mode). */
+  async replicationConfigFor(record: DatabaseConnectionRecord): Promise<ClientConfig> {
+    return this.deps.pools.replicationConfig(await this.settingsOf(record));
   }
 
   /** The table schemas of a connection: the cached discovery, or a fresh one when none is cached or `fresh` asks. */

@@ -15,6 +15,8 @@ export interface IndexScheduleDeps {
   runner: Pick<IndexJobRunner, 'start' | 'stop'>;
   /** Reads the changes of tables in poll mode between their full syncs. */
   poller?: { start(): void; stop(): Promise<void> };
+  /** Stream mode's reader of replication slots (PostgreSQL). */
+  streamer?: { start(): void; stop(): Promise<void> };
   service: Pick<IndexService, 'runSchedule'>;
   store: Pick<IndexStore, 'close' | 'spaceNames' | 'cleanUp'>;
   /** Spaces a sync job writes now, in any process. */
@@ -38,6 +40,7 @@ export class IndexSchedule {
     if (!this.deps.syncing) return;
     this.deps.runner.start();
     this.deps.poller?.start();
+    this.deps.streamer?.start();
     const tick = () => void this.deps.service.runSchedule().catch((error) => this.deps.logger.warn({ err: error }, 'index schedule'));
     this.timer = setInterval(tick, SCHEDULE_POLL_MS);
     this.timer.unref();
@@ -79,6 +82,7 @@ export class IndexSchedule {
     this.cleanupTimer = null;
     await this.cleaning;
     await this.deps.poller?.stop();
+    await this.deps.streamer?.stop();
     await this.deps.runner.stop();
     await this.deps.store.close();
   }

@@ -46,6 +46,11 @@ export interface IndexServiceDeps {
   /** A table's rows left the index (or it was re-synced): cached answers that read it are stale. */
   onIndexChanged(connectionId: string): void;
   onError(error: unknown): void;
+  /**
+   * Stream mode's side on the source: the WAL bytes the connection's slot keeps (null: no slot), and ending the
+   * connection's stream with its slot and publication dropped (best effort: what failed, in words to show).
+   */
+  streams?: { lagBytes(record: DatabaseConnectionRecord): Promise<number | null>; drop(record: DatabaseConnectionRecord): Promise<string[]> };
   now?: () => number;
 }
 
@@ -79,6 +84,7 @@ export class IndexService {
         return null;
       }),
     ]);
+    const lagBytes = await this.streamLagBytes(record, indexed);
     return {
       databaseId: record.id,
       enabled: record.indexEnabled,
@@ -86,8 +92,14 @@ export class IndexService {
       syncIntervalMinutes: record.syncIntervalMinutes,
       nextSyncAt: record.indexEnabled && record.syncIntervalMinutes !== null ? (record.nextSyncAt?.toISOString() ?? null) : null,
       rowLimit,
-      tables: contentTables(schema).map((table) => this.tableView(record, table, indexed, jobs, rowLimit)),
+      tables: contentTables(schema).map((table) => this.tableView(record, table, indexed, jobs, rowLimit, lagBytes)),
     };
+  }
+
+  /** The slot's retained WAL bytes when a table of the connection streams (null when none does, or unknown). */
+  private async streamLagBytes(record: DatabaseConnectionRecord, indexed: IndexTableRecord[]): Promise<number | null> {
+    if (!this.deps.streams || !indexed.some((t) => t.changeStream)) return null;
+    return this.deps.streams.lagBytes(record).catch(() => null);
   }
 
   /** getIndexedTable */
@@ -99,7 +111,8 @@ export class IndexService {
       this.deps.jobs.latest(record.id, tableId(table)),
       this.deps.rowLimit(record.userId),
     ]);
-    return this.tableView(record, table, indexed ? [indexed] : [], job ? [job] : [], rowLimit);
+    const entries = indexed ? [indexed] : [];
+    return this.tableView(record, table, entries, job ? [job] : [], rowLimit, await this.streamLagBytes(record, entries));
   }
 
   /** syncDatabaseIndex: queues a sync of the named tables (default: every indexable one); live jobs are reused. */
@@ -129,7 +142,7 @@ export class IndexService {
     caller: UserCaller,
     databaseId: string,
     name: string,
-    input: { semantic?: boolean; filterableColumns?: string[]; sortableColumns?: string[]; changeColumn?: string | null; pollIntervalSeconds?: number },
+    input: { semantic?: boolean; filterableColumns?: string[]; sortableColumns?: string[]; changeColumn?: string | null; pollIntervalSeconds?: number; mode?: 'stream' | 'poll' | 'snapshot' },
   ): Promise<IndexedTable> {
     const record = await this.deps.owned(caller.user.id, databaseId);
     const table = await this.schemaTable(record, name);
@@ -146,8 +159,10 @@ export class IndexService {
       }
     }
     this.checkChangeColumn(record, table, input.changeColumn);
+    this.checkMode(record, input);
     const indexed = await this.deps.tables.ensure(record.id, tableId(table), () => newId('itb'));
-    const polling = this.pollChanges(indexed, input);
+    const pollChanges = this.pollChanges(indexed, input);
+    const polling = { ...pollChanges, ...(await this.streamChanges(record, { ...indexed, ...pollChanges }, input.mode)) };
     const same = (a: string[] | null | undefined, b: string[] | undefined) => b === undefined || JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...b].sort());
     const changes = {
       ...(input.semantic !== undefined && input.semantic !== indexed.semantic && { semantic: input.semantic }),
@@ -173,6 +188,38 @@ export class IndexService {
     const orderable = eligibleColumns(table).filter((c) => c.kind === 'number' || c.kind === 'date').map((c) => c.column);
     if (!table.columns.some((c) => c.name === column)) throw wrong(`names "${column}", which is not a column of the table (orderable: ${orderable.join(', ') || 'none'})`);
     if (!orderable.includes(column)) throw wrong(`names "${column}", which is not a number or date column of the table (orderable: ${orderable.join(', ') || 'none'})`);
+  }
+
+  /**
+   * Stream mode follows PostgreSQL's logical replication: other engines are refused, and `poll` needs a change
+   * column (named now or before).
+   */
+  private checkMode(record: DatabaseConnectionRecord, input: { mode?: string; changeColumn?: string | null }): void {
+    const wrong = (message: string) => validationError([{ location: 'body', path: '/mode', message }]);
+    if (input.mode === 'stream' && record.engine !== 'postgres') {
+      throw wrong(`is "stream", which reads PostgreSQL's logical replication; this ${record.engine === 'mysql' ? 'MySQL/MariaDB' : 'SQLite'} connection can follow a change column (mode "poll") or full syncs`);
+    }
+    if (input.mode === 'poll' && input.changeColumn === null) throw wrong('is "poll", which needs a change column (changeColumn is null)');
+  }
+
+  /**
+   * What a change of mode writes. Turning stream mode on starts from the slot made then (the streamer reconciles
+   * the table); turning it off ends the stream and, when no other table of the connection streams, drops its slot
+   * and publication (what could not be dropped is shown in the table's last error).
+   */
+  private async streamChanges(record: DatabaseConnectionRecord, indexed: IndexTableRecord, mode: 'stream' | 'poll' | 'snapshot' | undefined): Promise<IndexTableChanges> {
+    if (mode === 'poll' && !indexed.changeColumn) throw validationError([{ location: 'body', path: '/mode', message: 'is "poll", which needs a change column: name one in changeColumn' }]);
+    if (mode === 'snapshot' && !indexed.changeStream) return indexed.changeColumn ? { changeColumn: null, changeCursor: null, changesAsOf: null, changeError: null } : {};
+    if (mode === undefined || (mode === 'stream') === indexed.changeStream) return {};
+    if (mode === 'stream') return { changeStream: true, changeCursor: null, changesAsOf: null, changeError: null, nextPollAt: new Date(this.now()), pollOwner: null, pollHeartbeatAt: null };
+    const others = (await this.deps.tables.listByConnections([record.id])).filter((t) => t.changeStream && t.id !== indexed.id);
+    await this.deps.tables.update(indexed.id, { changeStream: false, changeCursor: null, changesAsOf: null, changeError: null });
+    const problems = others.length === 0 && this.deps.streams ? await this.deps.streams.drop(record) : [];
+    return {
+      changeStream: false,
+      ...(mode === 'snapshot' && { changeColumn: null }),
+      changeError: problems.length > 0 ? { code: 'STREAM_NOT_DROPPED', message: problems.join(' ') } : null,
+    };
   }
 
   /** What a change of poll settings writes: another column starts from scratch (its first poll reads every row). */
@@ -296,6 +343,11 @@ export class IndexService {
 
   /** A connection is being removed: its jobs stop and its rows leave the index (its records cascade in the store). */
   async removing(record: DatabaseConnectionRecord): Promise<void> {
+    const streamed = (await this.deps.tables.listByConnections([record.id])).some((t) => t.changeStream);
+    if (streamed && this.deps.streams) {
+      const problems = await this.deps.streams.drop(record);
+      if (problems.length > 0) this.deps.onError(new Error(problems.join(' ')));
+    }
     await this.removeRows(record);
   }
 
@@ -383,7 +435,7 @@ export class IndexService {
     return new AppError('NOT_FOUND', `No table "${name}" in this database's schema (refresh the schema if it is new).`, { resource: 'table', id: name });
   }
 
-  private tableView(record: DatabaseConnectionRecord, table: TableSchema, indexed: IndexTableRecord[], jobs: IndexJobRecord[], rowLimit: number): IndexedTable {
+  private tableView(record: DatabaseConnectionRecord, table: TableSchema, indexed: IndexTableRecord[], jobs: IndexJobRecord[], rowLimit: number, streamLagBytes: number | null = null): IndexedTable {
     const name = tableId(table);
     const entry = indexed.find((t) => t.tableName === name) ?? null;
     const job = jobs.find((j) => j.tableName === name) ?? null;
@@ -411,8 +463,9 @@ export class IndexService {
       sourceAsOf: entry?.syncStartedAt?.toISOString() ?? null,
       changeColumn: entry?.changeColumn ?? null,
       pollIntervalSeconds: entry?.changeColumn ? (entry.pollIntervalSeconds ?? DEFAULT_POLL_INTERVAL_SECONDS) : null,
-      mode: entry?.changeColumn ? 'poll' : 'snapshot',
+      mode: entry?.changeStream ? 'stream' : entry?.changeColumn ? 'poll' : 'snapshot',
       lagSeconds: state === 'ready' && entry ? lagSeconds(indexedAsOf(entry), this.now()) : null,
+      lagBytes: entry?.changeStream ? streamLagBytes : null,
       lastError: entry?.changeError ?? null,
       ...(job ? { job: this.jobView(job) } : {}),
     };

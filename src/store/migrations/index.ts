@@ -12,6 +12,7 @@ import * as sqliteUploadReservations from './0023-upload-reservations.js';
 import * as indexTableSyncedColumns from './0024-index-table-synced-columns.js';
 import * as sqliteFiles from './0025-uploaded-files.js';
 import * as indexTableChanges from './0026-index-table-changes.js';
+import * as indexTableStream from './0027-index-table-stream.js';
 
 export interface Migration {
   name: string;
@@ -34,4 +35,5 @@ export const migrations: Migration[] = [
   { name: '0024-index-table-synced-columns', ...indexTableSyncedColumns },
   { name: '0025-uploaded-files', ...sqliteFiles },
   { name: '0026-index-table-changes', ...indexTableChanges },
+  { name: '0027-index-table-stream', ...indexTableStream },
 ];

@@ -1,0 +1,421 @@
+/**
+ * Stream mode on PostgreSQL: a connection's tables follow the database's logical replication (the built-in
+ * `pgoutput` plugin, no extension on the user's server) through one publication and one slot per connection.
+ *
+ * A change names a row; the row is then read again by its primary key with the same bounded SELECT a sync uses, so
+ * the index holds exactly what a sync would write (values cut as a sync cuts them, TOASTed values an update did not
+ * send included), and a key the source no longer has is a delete. Changes are gathered over transactions and written
+ * in batches; the slot's position is stored, then confirmed to the server, only after the batch is in the index:
+ * a process that stops or dies is resumed from the stored position, and the changes after the last confirmed one
+ * come again (at-least-once), costing a read, not a write (rows are written by primary key, unchanged hashes
+ * skipped).
+ *
+ * A TRUNCATE drops the table's rows from the index. A relation whose columns are no longer the discovered ones (a
+ * column added or dropped) changes every row's stored fields: the table is handed to a reconcile (a full sync).
+ */
+import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from 'pg-logical-replication';
+import pg, { type ClientConfig } from 'pg';
+import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
+import type { EmbeddingProvider } from '../../embeddings/provider.js';
+import { primaryKeyJson, rowId, rowsByKeysQuery } from '../documents.js';
+import type { IndexedColumn } from '../filter-columns.js';
+import type { IndexSpace } from '../index-store.js';
+import { writeRows } from './poll-job.js';
+
+/** Publication and slot of a connection, named so an operator recognises them: `quarry_<connection id>`. */
+export function streamName(connectionId: string): string {
+  return `quarry_${connectionId.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
+}
+
+/** `0/16B3748` as a number, to compare positions. */
+export function lsnValue(lsn: string): bigint {
+  const [high, low] = lsn.split('/');
+  return (BigInt(`0x${high ?? '0'}`) << 32n) + BigInt(`0x${low ?? '0'}`);
+}
+
+/** Why a stream cannot run, in words to show in the table's `lastError` (a state, not an answer to a request). */
+export class StreamError extends Error {
+  constructor(readonly code: 'STREAM_NOT_ALLOWED' | 'STREAM_ENDED' | 'STREAM_SLOT_LOST', message: string) {
+    super(message);
+  }
+}
+
+export interface StreamedTable {
+  /** The indexed table's id, its `src` in the index. */
+  src: string;
+  table: TableSchema;
+  columns: IndexedColumn[];
+  provider: EmbeddingProvider | null;
+}
+
+/** A query on the stream's own connection: Quarry's executors read only, and these statements write. */
+type Admin = { query<Row = Record<string, unknown>>(sql: string, params: unknown[], options?: unknown): Promise<Row[]> };
+
+async function withAdmin<T>(clientConfig: ClientConfig, timeoutMs: number, work: (admin: Admin) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ ...clientConfig, statement_timeout: timeoutMs, connectionTimeoutMillis: timeoutMs });
+  await client.connect();
+  try {
+    return await work({ query: async <Row>(sql: string, params: unknown[]) => (await client.query(sql, params)).rows as Row[] });
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const quoteIdent = (value: string) => `"${value.replace(/"/g, '""')}"`;
+const relationName = (table: Pick<TableSchema, 'schema' | 'name'>) => `${quoteIdent(table.schema ?? 'public')}.${quoteIdent(table.name)}`;
+
+/**
+ * Checks that the server and the role allow streaming, then creates or updates the connection's publication (for
+ * exactly these tables) and its slot. Returns whether the slot was created now: a slot missing while Quarry had a
+ * stored position was dropped behind its back, and the changes since are lost to the stream (a reconcile is due).
+ * Anything missing is a STREAM_NOT_ALLOWED error that says what to run.
+ */
+export function prepareStream(clientConfig: ClientConfig, name: string, tables: TableSchema[], timeoutMs = 30_000): Promise<{ slotCreated: boolean }> {
+  return withAdmin(clientConfig, timeoutMs, (executor) => prepare(executor, name, tables));
+}
+
+async function prepare(executor: Admin, name: string, tables: TableSchema[]): Promise<{ slotCreated: boolean }> {
+  const timeout = {};
+  const [wal] = await executor.query<{ wal_level: string }>('SHOW wal_level', [], timeout);
+  if (wal?.wal_level !== 'logical') {
+    throw new StreamError('STREAM_NOT_ALLOWED', `The server's wal_level is "${wal?.wal_level ?? 'unknown'}", not "logical": run ALTER SYSTEM SET wal_level = logical; and restart PostgreSQL. The table follows full syncs (or its change column) meanwhile.`);
+  }
+  const [role] = await executor.query<{ allowed: boolean; name: string }>('SELECT (rolreplication OR rolsuper) AS allowed, rolname AS name FROM pg_roles WHERE rolname = current_user', [], timeout);
+  if (!role?.allowed) {
+    throw new StreamError('STREAM_NOT_ALLOWED', `The role ${role?.name ?? 'of the connection'} may not read the server's changes: run ALTER ROLE ${quoteIdent(role?.name ?? 'quarry')} WITH REPLICATION; The table follows full syncs (or its change column) meanwhile.`);
+  }
+  const list = tables.map(relationName).join(', ');
+  const [existing] = await executor.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM pg_publication WHERE pubname = $1', [name], timeout);
+  const statement = Number(existing?.n ?? 0) > 0 ? `ALTER PUBLICATION ${quoteIdent(name)} SET TABLE ${list}` : `CREATE PUBLICATION ${quoteIdent(name)} FOR TABLE ${list}`;
+  try {
+    await executor.query(statement, [], timeout);
+  } catch (error) {
+    const code = (error as { cause?: { code?: string }; code?: string }).cause?.code ?? (error as { code?: string }).code;
+    const message = error instanceof Error ? error.message : '';
+    if (code === '42501' || /permission denied|must be owner/i.test(message)) {
+      throw new StreamError('STREAM_NOT_ALLOWED', `The role may not create the publication: grant it CREATE on the database and ownership of the tables, or have the tables' owner run ${statement}; then turn stream mode on again.`);
+    }
+    throw error;
+  }
+  const [slot] = await executor.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM pg_replication_slots WHERE slot_name = $1', [name], timeout);
+  if (Number(slot?.n ?? 0) > 0) return { slotCreated: false };
+  await executor.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [name], timeout);
+  return { slotCreated: true };
+}
+
+/**
+ * Drops the connection's slot and publication (stream mode turned off, the connection removed). A slot still read
+ * by a process is let go first: its reader is ended. Best effort: returns what failed, for the caller to log and show.
+ */
+export async function dropStream(clientConfig: ClientConfig, name: string, timeoutMs = 30_000): Promise<string[]> {
+  try {
+    return await withAdmin(clientConfig, timeoutMs, (executor) => drop(executor, name));
+  } catch (error) {
+    return [`The server did not answer (${error instanceof Error ? error.message : String(error)}): run SELECT pg_drop_replication_slot('${name}'); and DROP PUBLICATION ${quoteIdent(name)};`];
+  }
+}
+
+async function drop(executor: Admin, name: string): Promise<string[]> {
+  const problems: string[] = [];
+  const timeout = {};
+  try {
+    await executor.query('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL', [name], timeout);
+    // The ended reader lets the slot go a moment later.
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      const [slot] = await executor.query<{ active: boolean }>('SELECT active FROM pg_replication_slots WHERE slot_name = $1', [name], timeout);
+      if (!slot) break;
+      if (!slot.active) {
+        await executor.query('SELECT pg_drop_replication_slot($1)', [name], timeout);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (error) {
+    problems.push(`The replication slot ${name} could not be dropped (${error instanceof Error ? error.message : String(error)}): run SELECT pg_drop_replication_slot('${name}'); or it keeps WAL on the server.`);
+  }
+  try {
+    await executor.query(`DROP PUBLICATION IF EXISTS ${quoteIdent(name)}`, [], timeout);
+  } catch (error) {
+    problems.push(`The publication ${name} could not be dropped (${error instanceof Error ? error.message : String(error)}): run DROP PUBLICATION ${quoteIdent(name)};`);
+  }
+  return problems;
+}
+
+/** WAL bytes the slot keeps on the server: written since the last position Quarry confirmed (null: no slot). */
+export async function slotLagBytes(executor: SqlExecutor, name: string, timeoutMs = 10_000): Promise<number | null> {
+  const [row] = await executor.query<{ lag: unknown }>(
+    'SELECT GREATEST(0, pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn))::bigint AS lag FROM pg_replication_slots WHERE slot_name = $1',
+    [name],
+    { timeoutMs },
+  );
+  return row && row.lag !== null ? Number(row.lag) : null;
+}
+
+export interface StreamRun {
+  clientConfig: ClientConfig;
+  executor: SqlExecutor;
+  /** Slot and publication name (streamName). */
+  name: string;
+  space: IndexSpace;
+  tables: StreamedTable[];
+  /** The position stored after the last batch written (null: the slot's own, a new stream). */
+  fromLsn: string | null;
+  /** Stores the position after a batch is in the index; false when this process no longer holds the stream. */
+  saveLsn(lsn: string): Promise<boolean>;
+  /**
+   * The table's columns changed at the source: its rows are re-read in full (a reconcile); returns the table's
+   * schema as discovered now, that the stream goes on with (null: the table is gone).
+   */
+  reconcile(src: string): Promise<TableSchema | null>;
+  /** Rows of these tables changed in the index (cached answers that read them are stale). */
+  onApplied?(srcs: string[]): void;
+  /** After a batch is written, before its position is stored: `rows` written or deleted (folds them in when due). */
+  afterBatch?(rows: number): Promise<void>;
+  /** Keys gathered before a batch is written, and how long a change waits at most for its batch. */
+  batchKeys?: number;
+  flushMs?: number;
+  queryTimeoutMs?: number;
+}
+
+export type StreamEnd = { status: 'stopped' | 'lost' } | { status: 'failed'; error: unknown };
+
+/** One connection's stream in this process: started by `start`, ended by `stop` (or by losing the stream). */
+export class PgChangeStream {
+  private readonly service: LogicalReplicationService;
+  private readonly bySource = new Map<string, StreamedTable>();
+  /** Per src, the primary keys changed since the last batch (as their JSON, with the key values). */
+  private pending = new Map<string, Map<string, unknown[]>>();
+  private pendingCount = 0;
+  private truncated = new Set<string>();
+  private inTransaction = false;
+  /** Commit end of the last transaction received, and the last position stored and confirmed. */
+  private received: string | null = null;
+  private confirmed: string | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private ended = false;
+  private resolveEnd!: (end: StreamEnd) => void;
+  /** Resolves when the stream ends: stopped, lost to another process, or failed (the caller retries). */
+  readonly done: Promise<StreamEnd>;
+  /** Rows written and deleted so far (tests and logs). */
+  readonly applied = { written: 0, deleted: 0, truncated: 0, reconciled: 0 };
+
+  constructor(private readonly run: StreamRun) {
+    for (const entry of run.tables) this.bySource.set(relationKey(entry.table.schema ?? 'public', entry.table.name), entry);
+    this.confirmed = run.fromLsn;
+    this.done = new Promise((resolve) => {
+      this.resolveEnd = resolve;
+    });
+    // No automatic status updates: the client's timer would confirm the last position RECEIVED, before its changes
+    // are in the index. The server's keepalives are answered here, with the position stored.
+    this.service = new LogicalReplicationService(run.clientConfig, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
+    this.service.on('data', (_lsn: string, message: Pgoutput.Message) => this.serial(() => this.onMessage(message)));
+    this.service.on('heartbeat', (lsn: string, _time: number, shouldRespond: boolean) => {
+      // Messages received before the keepalive may still wait in the client's queue: only with none waiting is every
+      // change before the keepalive's position handed to this stream.
+      const internals = this.service as unknown as { _messageQueue?: unknown[]; _processing?: boolean };
+      const caughtUp = (internals._messageQueue?.length ?? 0) === 0 && !internals._processing;
+      void this.serial(() => this.onHeartbeat(caughtUp ? lsn : null, shouldRespond));
+    });
+    this.service.on('error', (error: Error) => this.end({ status: 'failed', error }));
+  }
+
+  /** Starts reading the slot from the stored position. */
+  start(): void {
+    const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.run.name] });
+    this.service.subscribe(plugin, this.run.name, this.run.fromLsn ?? '0/0').then(
+      () => this.end({ status: 'failed', error: new StreamError('STREAM_ENDED', 'The server ended the replication stream.') }),
+      (error: unknown) => this.end({ status: 'failed', error }),
+    );
+  }
+
+  /** Stops reading: what was received but not written is left for the next reader (the slot sends it again). */
+  async stop(): Promise<StreamEnd> {
+    this.end({ status: 'stopped' });
+    return this.done;
+  }
+
+  /**
+   * Ends as if the process died: the connection to the server is cut, nothing written or stored (tests of a
+   * takeover).
+   */
+  async abandon(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.service.destroy().catch(() => undefined);
+    this.resolveEnd({ status: 'lost' });
+  }
+
+  /** Writes what was gathered, then stores and confirms the position (tests wait on it). */
+  flushNow(): Promise<void> {
+    return this.serial(() => this.flush());
+  }
+
+  private end(end: StreamEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    void this.queue.finally(() => this.service.destroy().catch(() => undefined)).finally(() => this.resolveEnd(end));
+  }
+
+  private serial(task: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(async () => {
+      if (this.ended) return;
+      try {
+        await task();
+      } catch (error) {
+        this.end({ status: 'failed', error });
+      }
+    });
+    this.queue = next;
+    return next;
+  }
+
+  private async onMessage(message: Pgoutput.Message): Promise<void> {
+    switch (message.tag) {
+      case 'begin':
+        this.inTransaction = true;
+        return;
+      case 'relation':
+        return this.onRelation(message);
+      case 'insert':
+      case 'update':
+        return this.touch(message.relation, message.new);
+      case 'delete':
+        return this.touch(message.relation, message.key ?? message.old ?? {});
+      case 'truncate':
+        for (const relation of message.relations) {
+          const entry = this.entryOf(relation);
+          if (!entry) continue;
+          this.pending.delete(entry.src);
+          this.truncated.add(entry.src);
+        }
+        return;
+      case 'commit':
+        this.inTransaction = false;
+        if (message.commitEndLsn) this.received = message.commitEndLsn;
+        if (this.pendingCount >= (this.run.batchKeys ?? 500) || this.truncated.size > 0) return this.flush();
+        this.schedule();
+        return;
+      default:
+        return;
+    }
+  }
+
+  private async onHeartbeat(lsn: string | null, shouldRespond: boolean): Promise<void> {
+    // Between transactions, every change before the server's position was received: once written, the position
+    // may move past WAL of tables outside the publication, so that the slot does not keep it.
+    if (!this.inTransaction && lsn && lsn !== '0/0' && (!this.received || lsnValue(lsn) > lsnValue(this.received))) this.received = lsn;
+    if (shouldRespond || this.pendingCount === 0) await this.flush();
+    // The server ends a reader that does not answer: the stored position again if nothing moved.
+    if (shouldRespond && this.confirmed && !this.ended) await this.service.acknowledge(this.confirmed);
+  }
+
+  private entryOf(relation: Pick<Pgoutput.MessageRelation, 'schema' | 'name'>): StreamedTable | undefined {
+    return this.bySource.get(relationKey(relation.schema, relation.name));
+  }
+
+  private async onRelation(relation: Pgoutput.MessageRelation): Promise<void> {
+    const entry = this.entryOf(relation);
+    if (!entry) return;
+    const known = entry.table.columns.map((c) => c.name).sort().join('\u0000');
+    const now = relation.columns.map((c) => c.name).sort().join('\u0000');
+    if (known === now) return;
+    // Changes before the new columns are written first, then the table is re-read in full.
+    await this.flush();
+    const table = await this.run.reconcile(entry.src);
+    this.applied.reconciled += 1;
+    if (!table) {
+      this.bySource.delete(relationKey(relation.schema, relation.name));
+      return;
+    }
+    entry.table = table;
+  }
+
+  private touch(relation: Pgoutput.MessageRelation, values: Record<string, unknown>): void {
+    const entry = this.entryOf(relation);
+    if (!entry) return;
+    const key = entry.table.primaryKey.map((c) => values[c]);
+    let keys = this.pending.get(entry.src);
+    if (!keys) this.pending.set(entry.src, (keys = new Map()));
+    const json = primaryKeyJson(entry.table, values);
+    if (!keys.has(json)) this.pendingCount += 1;
+    keys.set(json, key);
+  }
+
+  private schedule(): void {
+    if (this.timer || this.ended) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.serial(() => this.flush());
+    }, this.run.flushMs ?? 500);
+    this.timer.unref();
+  }
+
+  /** Writes the gathered changes to the index, then stores and confirms the last received position. */
+  private async flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const pending = this.pending;
+    const truncated = this.truncated;
+    this.pending = new Map();
+    this.pendingCount = 0;
+    this.truncated = new Set();
+    const touched = new Set<string>();
+    const before = this.applied.written + this.applied.deleted;
+    for (const src of truncated) {
+      const gone: string[] = [];
+      for await (const batch of this.run.space.scanSource(src)) for (const row of batch) gone.push(row.rid);
+      for (let i = 0; i < gone.length; i += 1000) await this.run.space.deleteRows(gone.slice(i, i + 1000));
+      this.applied.truncated += 1;
+      this.applied.deleted += gone.length;
+      if (gone.length > 0) touched.add(src);
+    }
+    for (const [src, keys] of pending) {
+      const entry = [...this.bySource.values()].find((e) => e.src === src);
+      if (!entry) continue;
+      if (await this.apply(entry, keys)) touched.add(src);
+    }
+    const rows = this.applied.written + this.applied.deleted - before;
+    if (rows > 0) await this.run.afterBatch?.(rows);
+    if (touched.size > 0) this.run.onApplied?.([...touched]);
+    const position = this.received;
+    if (!position || (this.confirmed && lsnValue(position) <= lsnValue(this.confirmed))) return;
+    if (!(await this.run.saveLsn(position))) {
+      this.end({ status: 'lost' });
+      return;
+    }
+    this.confirmed = position;
+    await this.service.acknowledge(position);
+  }
+
+  /** Re-reads the changed rows by key: the ones found are written, the keys not found are deleted. */
+  private async apply(entry: StreamedTable, keys: Map<string, unknown[]>): Promise<boolean> {
+    const { executor } = this.run;
+    const all = [...keys.entries()];
+    let changed = false;
+    for (let i = 0; i < all.length; i += 500) {
+      const page = all.slice(i, i + 500);
+      const statement = rowsByKeysQuery(executor, entry.table, page.map(([, key]) => key));
+      const rows = await executor.query(statement.sql, statement.params, { timeoutMs: this.run.queryTimeoutMs ?? 30_000 });
+      const found = new Set(rows.map((row) => primaryKeyJson(entry.table, row)));
+      const written = await writeRows({ src: entry.src, table: entry.table, space: this.run.space, provider: entry.provider, columns: entry.columns }, rows);
+      const gone = page.filter(([json]) => !found.has(json)).map(([json]) => rowId(entry.src, json));
+      const stored = gone.length > 0 ? await this.run.space.existing(gone) : new Map();
+      const deleted = gone.filter((rid) => stored.has(rid));
+      if (deleted.length > 0) await this.run.space.deleteRows(deleted);
+      this.applied.written += written;
+      this.applied.deleted += deleted.length;
+      if (written + deleted.length > 0) changed = true;
+    }
+    return changed;
+  }
+}
+
+function relationKey(schema: string, name: string): string {
+  return `${schema}\u0000${name}`;
+}
+

@@ -1,0 +1,239 @@
+/**
+ * Stream mode in one process: each PostgreSQL connection with streamed tables is read through its replication slot
+ * (pg-stream.ts) by one process at a time, whatever processes run. The stream is claimed in the store on every
+ * streamed table of the connection, as a poll claims its table, and kept by a heartbeat; a process that dies loses
+ * its streams to the others once its heartbeat is stale, and they resume from the stored position.
+ *
+ * A slot made now (the first start, or the slot was dropped behind Quarry's back) holds no change from before it:
+ * the tables are reconciled by a full sync, queued here, so that nothing between the last sync and the slot is lost.
+ * A stream that cannot run (no logical WAL, no grant) says why in the tables' last error and is tried again a minute
+ * later; the tables keep their full syncs meanwhile.
+ */
+import type { ClientConfig } from 'pg';
+import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
+import { isConnectorError } from '../../connectors/index.js';
+import type { EmbeddingProvider } from '../../embeddings/provider.js';
+import { AppError } from '../../errors/app-error.js';
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
+import type { IndexTableChanges, IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
+import { tableId } from '../documents.js';
+import { indexedColumns } from '../filter-columns.js';
+import { spaceName, type IndexStore } from '../index-store.js';
+import { isIndexStorageFailure } from '../storage-failures.js';
+import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
+import { FOLD_EVERY_MS, FOLD_EVERY_ROWS } from './poller.js';
+
+/** How long a stream that could not run waits before it is tried again. */
+export const STREAM_RETRY_MS = 60_000;
+
+export interface ChangeStreamerDeps {
+  tables: Pick<IndexTableRepository, 'dueStreams' | 'claimStream' | 'streamProgress' | 'touchPolls' | 'releasePolls' | 'listByConnections'>;
+  store: Pick<IndexStore, 'ensureSpace'>;
+  provider: EmbeddingProvider;
+  findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
+  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  replicationConfigFor(record: DatabaseConnectionRecord): Promise<ClientConfig>;
+  executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
+  /** Queues a full sync of the table. */
+  reconcile(record: DatabaseConnectionRecord, tableName: string): Promise<void>;
+  onApplied(connectionId: string): void;
+  logger: Pick<Logger, 'warn' | 'error'>;
+  now?: () => number;
+  staleMs: number;
+  tickMs?: number;
+  retryMs?: number;
+  /** How long a change waits at most for its batch. */
+  flushMs?: number;
+  queryTimeoutMs?: number;
+}
+
+interface ActiveStream {
+  ids: string[];
+  stream: PgChangeStream | null;
+  finished: Promise<void>;
+  stopping: boolean;
+}
+
+function safeError(error: unknown): { code: string; message: string } {
+  if (error instanceof StreamError || error instanceof AppError) return { code: error.code, message: error.message };
+  if (isConnectorError(error)) return error.toSafeError();
+  if (isIndexStorageFailure(error)) return { code: 'INDEX_UNAVAILABLE', message: "The search index's storage did not answer; the stream is started again." };
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'STREAM_FAILED', message: `The replication stream stopped (${message.slice(0, 300)}); it is started again from the stored position.` };
+}
+
+export class ChangeStreamer {
+  readonly owner = newId('poll');
+  private readonly active = new Map<string, ActiveStream>();
+  private readonly now: () => number;
+  private timers: NodeJS.Timeout[] = [];
+  private ticking: Promise<void> | null = null;
+  private stopping = false;
+  /** Per space: rows streams wrote that its indexes do not hold yet, and since when. */
+  private readonly unfolded = new Map<string, { rows: number; since: number }>();
+
+  constructor(private readonly deps: ChangeStreamerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    this.stopping = false;
+    const every = (ms: number, fn: () => Promise<void>) => {
+      const timer = setInterval(() => void fn().catch((error) => this.deps.logger.warn({ err: error }, 'change streamer')), ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.values()].flatMap((a) => a.ids), this.owner, new Date(this.now())));
+    every(this.deps.tickMs ?? 1000, () => this.tick());
+  }
+
+  /** Claims the streams that are due and starts them; ends a stream whose set of tables changed (it is claimed again). */
+  tick(): Promise<void> {
+    this.ticking ??= (async () => {
+      if (this.stopping) return;
+      const now = this.now();
+      for (const [connectionId, active] of this.active) {
+        const ids = (await this.deps.tables.listByConnections([connectionId])).filter((t) => t.changeStream).map((t) => t.id).sort();
+        if (ids.join() !== active.ids.join()) void this.end(connectionId);
+      }
+      for (const connectionId of await this.deps.tables.dueStreams(new Date(now), new Date(now - this.deps.staleMs))) {
+        if (this.stopping || this.active.has(connectionId)) continue;
+        const claimed = await this.deps.tables.claimStream(connectionId, this.owner, new Date(this.now()), new Date(this.now() - this.deps.staleMs));
+        if (claimed) this.launch(connectionId, claimed);
+      }
+    })().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  /** The connections this process streams now (tests). */
+  streaming(): string[] {
+    return [...this.active.keys()];
+  }
+
+  /** Graceful stop: streams end and are handed back, their positions kept for whoever reads next. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.ticking?.catch(() => undefined);
+    await Promise.all([...this.active.keys()].map((id) => this.end(id)));
+  }
+
+  /**
+   * Stops as a process that dies does: heartbeats end and the replication connections are cut, nothing is handed
+   * back or stored (another process takes the streams over once the heartbeat is stale).
+   */
+  async abandon(): Promise<void> {
+    this.stopping = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.ticking?.catch(() => undefined);
+    const running = [...this.active.values()];
+    for (const active of running) await active.stream?.abandon();
+    await Promise.all(running.map((active) => active.finished));
+  }
+
+  /** Ends a connection's stream here (stream mode turned off, the connection removed): resolves once it let go. */
+  async end(connectionId: string): Promise<void> {
+    const active = this.active.get(connectionId);
+    if (!active) return;
+    active.stopping = true;
+    await active.stream?.stop();
+    await active.finished;
+  }
+
+  private launch(connectionId: string, claimed: IndexTableRecord[]): void {
+    const active: ActiveStream = { ids: claimed.map((t) => t.id).sort(), stream: null, finished: Promise.resolve(), stopping: false };
+    this.active.set(connectionId, active);
+    active.finished = this.run(connectionId, claimed, active)
+      .catch((error) => this.deps.logger.error({ err: error, connectionId }, 'stream bookkeeping failed'))
+      .finally(() => {
+        this.active.delete(connectionId);
+      });
+  }
+
+  private async run(connectionId: string, claimed: IndexTableRecord[], active: ActiveStream): Promise<void> {
+    const ids = active.ids;
+    const release = (changes: IndexTableChanges = {}) => this.deps.tables.releasePolls(ids, this.owner, changes);
+    const retryAt = () => new Date(this.now() + (this.deps.retryMs ?? STREAM_RETRY_MS));
+    try {
+      const record = await this.deps.findConnection(connectionId);
+      if (!record || !record.indexEnabled) return await release({ nextPollAt: retryAt() });
+      if (record.engine !== 'postgres') {
+        return await release({ nextPollAt: retryAt(), changeError: { code: 'STREAM_NOT_ALLOWED', message: 'Stream mode reads PostgreSQL logical replication only; this connection follows full syncs or a change column.' } });
+      }
+      const schemas = await this.deps.tablesOf(record);
+      const entries = claimed.flatMap((entry) => {
+        const table = schemas.find((t) => tableId(t) === entry.tableName);
+        return table ? [{ entry, table }] : [];
+      });
+      const name = streamName(record.id);
+      const clientConfig = await this.deps.replicationConfigFor(record);
+      const { slotCreated } = await prepareStream(clientConfig, name, entries.map((e) => e.table), this.deps.queryTimeoutMs ?? 30_000);
+      const stored = claimed.map((t) => t.changeCursor).find((cursor) => cursor !== null);
+      let fromLsn = stored ? (JSON.parse(stored) as string) : null;
+      if (slotCreated) {
+        // The slot holds changes from now on only: a full sync reads everything before.
+        fromLsn = null;
+        for (const { entry } of entries) await this.deps.reconcile(record, entry.tableName);
+        if (stored) {
+          await this.deps.tables.streamProgress(ids, this.owner, {
+            changeCursor: null,
+            changeError: { code: 'STREAM_SLOT_LOST', message: `The replication slot ${name} was dropped outside Quarry: it was made again and the tables are re-read in full.` },
+          });
+        }
+      }
+      const space = spaceName(record.userId, record.environment);
+      const indexed = await this.deps.store.ensureSpace(space);
+      const executor = await this.deps.executorFor(record);
+      const stream = new PgChangeStream({
+        clientConfig, executor, name, space: indexed, fromLsn,
+        flushMs: this.deps.flushMs,
+        queryTimeoutMs: this.deps.queryTimeoutMs,
+        tables: entries.map(({ entry, table }) => ({
+          src: entry.id, table,
+          columns: indexedColumns(table, [...(entry.filterableColumns ?? []), ...(entry.sortableColumns ?? [])]),
+          provider: entry.semantic ? this.deps.provider : null,
+        })),
+        saveLsn: (lsn) => this.deps.tables.streamProgress(ids, this.owner, { changeCursor: JSON.stringify(lsn), changesAsOf: new Date(this.now()), pollHeartbeatAt: new Date(this.now()), changeError: null }),
+        reconcile: async (src) => {
+          const entry = claimed.find((t) => t.id === src);
+          if (!entry) return null;
+          await this.deps.reconcile(record, entry.tableName);
+          return (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
+        },
+        // Rows written by the stream are searched by a scan until the space's indexes take them in: folded once
+        // there are enough of them or they waited long enough, between batches (one writer at a time).
+        afterBatch: async (rows) => {
+          const pending = this.unfolded.get(space) ?? { rows: 0, since: this.now() };
+          pending.rows += rows;
+          this.unfolded.set(space, pending);
+          if (pending.rows < FOLD_EVERY_ROWS && this.now() - pending.since < FOLD_EVERY_MS) return;
+          this.unfolded.delete(space);
+          await indexed.optimize();
+        },
+        onApplied: () => this.deps.onApplied(record.id),
+      });
+      active.stream = stream;
+      if (active.stopping) return await release();
+      stream.start();
+      const end = await stream.done;
+      if (end.status !== 'failed') {
+        // Lost: another process holds the stream now. Stopped: handed back, its position kept.
+        if (end.status === 'stopped') await release();
+        return;
+      }
+      const error = safeError(end.error);
+      this.deps.logger.warn({ err: end.error, connectionId }, 'replication stream ended');
+      await release({ changeError: error, nextPollAt: new Date(this.now() + 5000) });
+    } catch (error) {
+      const stored = safeError(error);
+      if (stored.code === 'STREAM_FAILED') this.deps.logger.error({ err: error, connectionId }, 'stream failed');
+      await release({ changeError: stored, nextPollAt: retryAt() });
+    }
+  }
+}
