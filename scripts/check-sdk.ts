@@ -1,5 +1,5 @@
 /**
- * The SDK path for partners (issue 9): generates a TypeScript SDK from openapi.yaml with @hey-api/openapi-ts and
+ * The SDK path for partners: generates a TypeScript SDK from openapi.yaml with @hey-api/openapi-ts and
  * its bundled fetch client (no other package, no network), adds a consumer that walks a first session through the
  * SDK (register, log in, key, upload a SQLite file, connect it, schema, search, rate-limit status), and type-checks both with the
  * TypeScript compiler in strict mode, as a partner's project would. Exits 1 on any generator or type error.

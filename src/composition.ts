@@ -92,7 +92,7 @@ function accountServices(config: Config, bus: InvalidationBus) {
   const keyCache = new KeyCache(bus, 5_000, undefined, undefined, { graceMs: config.storeOutageGraceMs, isOutage: isStoreUnavailable });
   const accountCache = new AccountCache(bus, 5_000);
   const tokens = new TokenService(config.jwt);
-  // Account plans (issue 23): what an account may use, never the best tier among its own keys.
+  // Account plans: what an account may use, never the best tier among its own keys.
   const plans = new PlanService({
     users: userRepository, upgradeUrl: config.upgradeUrl, view: (user) => accounts.toUser(user), onUserChanged: (userId) => keyCache.userChanged(userId),
   });
@@ -173,7 +173,7 @@ export function createServices(infra: Infrastructure) {
   });
   /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
   const connectionListeners: Array<(databaseId: string) => void> = [];
-  // Each user's own SQLite folder and the uploads that fill it (issue 23).
+  // Each user's own SQLite folder and the uploads that fill it.
   const sqliteFiles = new SqliteFileService({
     root: config.sqliteDataDir,
     plans,
@@ -189,7 +189,7 @@ export function createServices(infra: Infrastructure) {
     log: (level, message, context) => logger[level](context, message),
     now,
   });
-  // The search index (issue 27): every connected table synced into Quarry's own index in the background (when
+  // The search index: every connected table synced into Quarry's own index in the background (when
   // connected, on demand, and on each connection's schedule); natural, semantic and hybrid search read it.
   const searchIndex = wireSearchIndex({
     config, logger, embeddings, databases, planOf: (userId) => plans.planOf(userId),
@@ -204,7 +204,7 @@ export function createServices(infra: Infrastructure) {
     onRecorded: (userId) => historyCache.forget(userId),
     onWritten: (userIds) => userIds.forEach((userId) => historyCache.changed(userId)),
   });
-  // Search (issue 6): federated full-text search and suggestions; their caches drop a connection's entries when it changes.
+  // Search: federated full-text search and suggestions; their caches drop a connection's entries when it changes.
   const searchCacheTtl = config.searchCacheTtlMs;
   // What a search reads of the store, remembered so a recently used key keeps searching through a store outage.
   const searchReads = new OutageReads({

@@ -15,8 +15,8 @@
  * mode answered live by each engine's own full-text search (`live: true`). Issue 33: every run counts its empty
  * answers and the answers whose query was relaxed (`relaxed`), and two runs quote each query's last four words
  * (withQuotedTail), from the index and live, to show such strict parts relaxed rather than answered with nothing.
- * Targets (issue 27): natural on each engine >= 0.95 x the reference, the split >= 1.00 x, hybrid >= 1.05 x;
- * (issue 26) the typo run >= 0.90 x the same queries spelt right. Issue 33: the split's natural and hybrid runs, as
+ * Targets: natural on each engine >= 0.95 x the reference, the split >= 1.00 x, hybrid >= 1.05 x;
+ * the typo run >= 0.90 x the same queries spelt right. Issue 33: the split's natural and hybrid runs, as
  * by default (relevance feedback on the rows ranked, `relevanceFeedback`), without it, and with query expansion
  * instead (RM3 over the whole index, `queryExpansion`), scored on each half of the queries (odd and even query
  * numbers) against the reference on that half: natural >= 1.15 x, hybrid >= natural.
@@ -106,7 +106,7 @@ export function withTypo(query: string): string {
 }
 
 /**
- * The query with a strict part (issue 33): its last four words quoted as a phrase, as a user quoting what they
+ * The query with a strict part: its last four words quoted as a phrase, as a user quoting what they
  * remember. Few rows hold such a phrase, so these answers show how the search relaxes it (`relaxed`).
  */
 export function withQuotedTail(query: string): string {
@@ -260,7 +260,7 @@ async function main(): Promise<void> {
     // reference on the same half: a method's settings are chosen on one half, and what holds on the other is kept.
     const halves = Object.keys(HALVES) as Half[];
     const byHalf = rows.filter((row) => row.run.includes('index: split') && !row.run.includes('typo') && !row.run.includes('quoted'));
-    console.log(`\nHalves of the queries (issue 33): ${halves.map((h) => `${h} ${collection.queries.filter(HALVES[h]).length}`).join(', ')}\n`);
+    console.log(`\nHalves of the queries: ${halves.map((h) => `${h} ${collection.queries.filter(HALVES[h]).length}`).join(', ')}\n`);
     console.log(`| run | ${halves.map((h) => `${h} nDCG@10 | ${h} x reference | ${h} MAP | ${h} recall@100`).join(' | ')} |`);
     console.log(`|---|${halves.map(() => '---|---|---|---|').join('')}`);
     const halfRow = (run: string, ranked: Map<number, number[]>) => {
@@ -289,7 +289,7 @@ async function main(): Promise<void> {
       }
       console.log(`${h} half: ${verdicts.join('; ')}`);
     }
-    console.log(`\nTypo run (issue 26): nDCG@10 ${f(typo)} against ${f(clean)} for the same queries spelt right: ${(typo / clean).toFixed(3)} x (target >= 0.90: ${typo / clean >= 0.9 ? 'met' : 'NOT MET'})`);
+    console.log(`\nTypo run: nDCG@10 ${f(typo)} against ${f(clean)} for the same queries spelt right: ${(typo / clean).toFixed(3)} x (target >= 0.90: ${typo / clean >= 0.9 ? 'met' : 'NOT MET'})`);
     console.log(`\nTotal ${((Date.now() - started) / 1000).toFixed(0)} s`);
   } finally {
     await server.stop();

@@ -15,14 +15,14 @@
  *   MariaDB MATCH ... AGAINST in natural language mode, SQLite FTS5 bm25() over an OR query. A naive PostgreSQL
  *   query takes tens of seconds, so each engine runs at least MIN_DIRECT queries and then as many as fit in
  *   DIRECT_BUDGET_MS.
- * Targets (issue 27): Quarry's p50 at most 100 ms and at most 1/10 of the direct query's; sync at least 5,000 rows/s.
- * Then (issue 26) id and title are made filterable (a rewrite of the table's rows) and the same queries run with a
+ * Targets: Quarry's p50 at most 100 ms and at most 1/10 of the direct query's; sync at least 5,000 rows/s.
+ * Then id and title are made filterable (a rewrite of the table's rows) and the same queries run with a
  * filter and with a facet, taking turns with the plain query: each p50 at most 2 x the plain one.
- * Then (issue 36) the anchor: Quarry against Sphinx on the same PostgreSQL table, interleaved, with where a search's
+ * Then the anchor: Quarry against Sphinx on the same PostgreSQL table, interleaved, with where a search's
  * time goes and the event loop's delay (scripts/bench/lib/anchor.ts); at 1,000,000 rows with `--rows 1000000`, and with
  * Quarry at an older commit beside the current one with `--baseline <git ref>`.
  *
- * Or (issue 34), with `--index-uri s3` (s3rver on loopback behind the proxy that honours conditional writes) or
+ * Or, with `--index-uri s3` (s3rver on loopback behind the proxy that honours conditional writes) or
  * `--index-uri <uri>` (settings from the environment), only this: Quarry with its index in a local folder against
  * Quarry with its index on that object store, the same table and queries taking turns, p50 and the ratio against
  * the target (object store <= 1.3 x local).
@@ -212,7 +212,7 @@ async function perEngine(): Promise<void> {
   console.log('| engine | sync rows/s | Quarry p50 ms | Quarry p99 ms | direct p50 ms | Quarry / direct | verdict |');
   console.log('|---|---|---|---|---|---|---|');
   for (const line of lines) console.log(line);
-  console.log('\nFiltered and faceted queries (issue 26), the same queries taking turns with the plain one; target: p50 <= 2 x plain\n');
+  console.log('\nFiltered and faceted queries, the same queries taking turns with the plain one; target: p50 <= 2 x plain\n');
   console.log('| engine | plain p50 ms | filtered p50 ms (id in a range of half the rows) | faceted p50 ms (facet: title) | verdict |');
   console.log('|---|---|---|---|---|');
   for (const line of refinedLines) console.log(line);

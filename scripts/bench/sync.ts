@@ -15,7 +15,7 @@
  *   current code (who goes first alternates), so both see the machine alike: the before and after of one run.
  * - Sphinx's indexer (scripts/bench/lib/sphinx.ts) reads each table once: its seconds from start to exit and its bytes.
  * - The machine's load average is printed before and after each sync: the machine may be shared.
- * Targets (issue 31): rows/s at 1M at least the rate at 100k divided by 1.2 (linear), at least 10,000 rows/s, and
+ * Targets: rows/s at 1M at least the rate at 100k divided by 1.2 (linear), at least 10,000 rows/s, and
  * the disk at most 1.5 x the current version's bytes after the sync.
  *
  *   npm run bench:sync -- [--rows 100000|1000000] [--baseline <git ref>]

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 24): throughput of Quarry's authenticated reads as ratios to bare Koa, all measured in this
+ * `npm run bench`: throughput of Quarry's authenticated reads as ratios to bare Koa, all measured in this
  * one run on this machine. Each server runs in its own process; autocannon drives it from this one (16 connections).
  *   bare Koa                        a Koa app answering a small JSON body: the baseline, measured again every round
  *   Koa + openapi-backend + jose    reference: GET /api/v1/auth/profile routed and validated by openapi-backend on

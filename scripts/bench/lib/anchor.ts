@@ -1,5 +1,5 @@
 /**
- * The search-speed anchor (issue 36): Quarry against Sphinx (Debian's sphinxsearch, bm25 ranker) on this machine, in
+ * The search-speed anchor: Quarry against Sphinx (Debian's sphinxsearch, bm25 ranker) on this machine, in
  * one run, on the same PostgreSQL table and the same queries; optionally Quarry at an older commit beside them.
  * `npm run bench:search` runs it after its per-engine part, `npm run bench:anchor` runs it alone.
  *
@@ -456,7 +456,7 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
 const OBJECT_STORE_X = 1.3;
 
 /**
- * Quarry with its index in a local folder against Quarry with its index at `indexUri` (issue 34 item 4), both built
+ * Quarry with its index in a local folder against Quarry with its index at `indexUri`, both built
  * and as `npm start` runs them, the same PostgreSQL table synced into each, the anchor's three query sets at
  * concurrency 1 taking turns query by query (who goes first rotates). Prints each set's p50 and p99, the ratio and
  * the target, and where the object-store Quarry's time went (Server-Timing) beside the local one's.

@@ -190,6 +190,9 @@ export class PgChangeStream {
   private inTransaction = false;
   /** Commit end of the last transaction received, and the last position stored and confirmed. */
   private received: string | null = null;
+  /** The last keepalive's position, and whether a change message arrived since (see the 'heartbeat' handler). */
+  private lastKeepalive: string | null = null;
+  private dataSinceKeepalive = false;
   private confirmed: string | null = null;
   private queue: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -209,13 +212,18 @@ export class PgChangeStream {
     // No automatic status updates: the client's timer would confirm the last position RECEIVED, before its changes
     // are in the index. The server's keepalives are answered here, with the position stored.
     this.service = new LogicalReplicationService(run.clientConfig, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
-    this.service.on('data', (_lsn: string, message: Pgoutput.Message) => this.serial(() => this.onMessage(message)));
+    this.service.on('data', (_lsn: string, message: Pgoutput.Message) => {
+      this.dataSinceKeepalive = true;
+      return this.serial(() => this.onMessage(message));
+    });
     this.service.on('heartbeat', (lsn: string, _time: number, shouldRespond: boolean) => {
-      // Messages received before the keepalive may still wait in the client's queue: only with none waiting is every
-      // change before the keepalive's position handed to this stream.
-      const internals = this.service as unknown as { _messageQueue?: unknown[]; _processing?: boolean };
-      const caughtUp = (internals._messageQueue?.length ?? 0) === 0 && !internals._processing;
-      void this.serial(() => this.onHeartbeat(caughtUp ? lsn : null, shouldRespond));
+      // Messages received before a keepalive may still be on their way to 'data' (the client queues them under flow
+      // control) when it is announced. The position of the previous keepalive is safe once no message came between
+      // it and this one: everything before it was handed to this stream, and `serial` runs it in order.
+      const caughtUp = this.dataSinceKeepalive ? null : this.lastKeepalive;
+      this.lastKeepalive = lsn;
+      this.dataSinceKeepalive = false;
+      void this.serial(() => this.onHeartbeat(caughtUp, shouldRespond));
     });
     this.service.on('error', (error: Error) => this.end({ status: 'failed', error }));
   }

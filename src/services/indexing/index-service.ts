@@ -1,5 +1,5 @@
 /**
- * The search index of a connection's tables (issue 27): the operations of the Indexing tag (getDatabaseIndex,
+ * The search index of a connection's tables: the operations of the Indexing tag (getDatabaseIndex,
  * syncDatabaseIndex, getIndexedTable, updateIndexedTable, cancelIndexSync) and what keeps the index in step with
  * the connections: every indexable table of a new connection is synced at once, a changed connection is synced
  * again, a removed one leaves the index, and each connection is synced on its own schedule.
