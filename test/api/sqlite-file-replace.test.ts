@@ -15,14 +15,20 @@ import { spaceName } from '../../src/search-index/index-store.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { liftKeyLimits } from '../support/hostile.js';
 import { waitForIndex } from '../support/indexing.js';
+import { grantPlan } from '../support/operator.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
 const scratch = mkdtempSync(join(tmpdir(), 'quarry-sqlite-replace-'));
 
-/** The old file: 10,000 rows about basalt (two pages of the sync). */
-const OLD_ROWS = 10_000;
+/**
+ * The old file: 25,000 rows about basalt, more than one write of a first sync (20,000 rows, five pages), so the sync
+ * saves its progress once before its end; a pro account, whose index takes that many rows of a table.
+ */
+const OLD_ROWS = 25_000;
+/** Rows a first sync holds before it writes them (the job runner's default), and the progress it then saves. */
+const FIRST_WRITE_ROWS = 20_000;
 /** The new file: 500 rows about marble, keyed 20, 40, … 10,000: every key is also an old key, with other text. */
 const NEW_ROWS = 500;
 const newBody = (id: number) => `marble slab ${id}`;
@@ -43,6 +49,7 @@ interface Tenant { user: TestUser; key: TestKey; file: string; databaseId?: stri
 
 async function tenant(): Promise<Tenant> {
   const user = await registerUser(t.client);
+  await grantPlan(t, user, 'pro');
   const key = await createKey(t.client, user);
   await liftKeyLimits(key.id);
   return { user, key, file: `stones-${randomBytes(3).toString('hex')}.db` };
@@ -148,10 +155,10 @@ describe('uploadSqliteFile over a file whose connection is being synced', () => 
     await expectIndexIsNewFile(who);
   });
 
-  it('when the file is replaced halfway through its first sync (5,000 of 10,000 rows read), then that sync stops and the index equals the new file', async () => {
+  it('when the file is replaced partway through its first sync (its first write, 20,000 of 25,000 rows), then that sync stops and the index equals the new file', async () => {
     const who = await tenant();
     expect((await upload(who, await oldFile())).status).toBe(201);
-    const page = holdAt('progress', (_id, changes) => changes.rowsDone === 5000);
+    const page = holdAt('progress', (_id, changes) => changes.rowsDone === FIRST_WRITE_ROWS);
     await connect(who);
     await replaceWhileHeld(who, page);
     await expectIndexIsNewFile(who);
