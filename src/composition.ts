@@ -10,7 +10,7 @@ import type { Config } from './config/config.js';
 import type { Logger } from './lib/logger.js';
 import type { RateLimitStore, TierName } from './rate-limit/index.js';
 import { apiKeyRepository } from './repositories/api-key-repository.js';
-import { databaseConnectionRepository } from './repositories/database-connection-repository.js';
+import { databaseConnectionRepository, type DatabaseConnectionRecord } from './repositories/database-connection-repository.js';
 import { requestUsageRepository } from './repositories/request-usage-repository.js';
 import { sqliteFileRepository } from './repositories/sqlite-file-repository.js';
 import { sqliteUploadReservationRepository } from './repositories/sqlite-upload-reservation-repository.js';
@@ -379,37 +379,30 @@ function wireSearchIndex(deps: {
     },
     now,
   });
-  const streamer: ChangeStreamer = new ChangeStreamer({
+  // What following a table's changes needs, by poll or by stream: the same sources, index and reconcile.
+  const following = {
     tables: indexTableRepository,
     store,
     provider: embeddings,
-    findConnection: (id) => databaseConnectionRepository.findById(id),
-    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
-    replicationConfigFor: (record) => databases.replicationConfigFor(record),
-    executorFor: (record) => databases.executorFor(record),
-    reconcile: (record, tableName) => service.reconcile(record, tableName),
-    onApplied: (connectionId) => onIndexChanged(connectionId),
+    findConnection: (id: string) => databaseConnectionRepository.findById(id),
+    tablesOf: (record: DatabaseConnectionRecord, fresh?: boolean) => databases.tablesOf(record, fresh),
+    executorFor: (record: DatabaseConnectionRecord) => databases.executorFor(record),
+    reconcile: (record: DatabaseConnectionRecord, tableName: string) => service.reconcile(record, tableName),
+    onApplied: (connectionId: string) => onIndexChanged(connectionId),
     logger,
     staleMs: config.index.staleMs,
     queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000),
     now,
+  };
+  const streamer: ChangeStreamer = new ChangeStreamer({
+    ...following,
+    replicationConfigFor: (record) => databases.replicationConfigFor(record),
   });
   const poller = new ChangePoller({
-    tables: indexTableRepository,
+    ...following,
     jobs: indexJobRepository,
-    store,
     runsSpace: (space) => runner.runsSpace(space),
-    provider: embeddings,
-    findConnection: (id) => databaseConnectionRepository.findById(id),
-    executorFor: (record) => databases.executorFor(record),
-    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
     rowLimit: async (userId) => INDEX_ROWS_PER_TABLE[await deps.planOf(userId)],
-    reconcile: (record, tableName) => service.reconcile(record, tableName),
-    onApplied: (connectionId) => onIndexChanged(connectionId),
-    logger,
-    staleMs: config.index.staleMs,
-    queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000),
-    now,
   });
   const schedule = new IndexSchedule({ runner, poller, streamer, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
   return { store, runner, poller, streamer, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };

@@ -141,11 +141,11 @@ const STEMS_KEPT = 50_000;
 const knownStems = new Map<string, string>();
 
 /**
- * Calls `visit` with each word of `text` folded as the index folds it (lower case, accents removed). The text is cut
- * by its character codes, several times faster than the Unicode expression over every word; only a run holding
- * characters beyond ASCII (accents, dashes, curly quotes) is cut and folded by the expression.
+ * Calls `visit` with each run of `text` that may hold words, by character codes: `[start, end)`, whether it holds
+ * capitals (`upper`) and characters beyond ASCII (`wide`: accents, dashes, curly quotes). A run that is neither is one
+ * word of ASCII letters and digits; a wide one is cut into words by the Unicode expression.
  */
-export function eachFoldedWord(text: string, visit: (folded: string) => void): void {
+function eachWordSpan(text: string, visit: (start: number, end: number, upper: boolean, wide: boolean) => void): void {
   let start = -1;
   let wide = false;
   let upper = false;
@@ -158,19 +158,33 @@ export function eachFoldedWord(text: string, visit: (folded: string) => void): v
       if (c > 127) wide = true;
       else upper = true;
     } else if (start >= 0) {
-      const run = text.slice(start, i);
-      if (!wide) visit(upper ? run.toLowerCase() : run);
-      else {
-        for (const [raw] of run.matchAll(WORD)) {
-          const folded = foldWord(raw);
-          if (folded !== '') visit(folded);
-        }
-      }
+      visit(start, i, upper, wide);
       start = -1;
       wide = false;
       upper = false;
     }
   }
+}
+
+/** Calls `visit` with each word of a wide run, folded as the index folds it. */
+function eachFoldedWide(run: string, visit: (folded: string) => void): void {
+  for (const [raw] of run.matchAll(WORD)) {
+    const folded = foldWord(raw);
+    if (folded !== '') visit(folded);
+  }
+}
+
+/**
+ * Calls `visit` with each word of `text` folded as the index folds it (lower case, accents removed). The text is cut
+ * by its character codes, several times faster than the Unicode expression over every word; only a run holding
+ * characters beyond ASCII (accents, dashes, curly quotes) is cut and folded by the expression.
+ */
+export function eachFoldedWord(text: string, visit: (folded: string) => void): void {
+  eachWordSpan(text, (start, end, upper, wide) => {
+    const run = text.slice(start, end);
+    if (wide) eachFoldedWide(run, visit);
+    else visit(upper ? run.toLowerCase() : run);
+  });
 }
 
 function spelledAs(words: Map<string, number>): string {
@@ -334,53 +348,32 @@ function feedbackScore(text: string, weightOf: Map<string, number>, averageWords
     const head = headOf(folded);
     if (head === -1 || heads.has(head)) countStem(folded);
   };
-  let start = -1;
-  let wide = false;
-  let upper = false;
-  for (let i = 0; i <= sample.length; i++) {
-    const c = i < sample.length ? sample.charCodeAt(i) : 32;
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
-      if (start < 0) start = i;
-    } else if ((c >= 65 && c <= 90) || c > 127) {
-      if (start < 0) start = i;
-      if (c > 127) wide = true;
-      else upper = true;
-    } else if (start >= 0) {
-      if (wide) {
-        for (const [raw] of sample.slice(start, i).matchAll(WORD)) {
-          const folded = foldWord(raw);
-          if (folded !== '') countFolded(folded);
-        }
-      } else {
-        const letters = i - start;
-        let stop = false;
-        if (letters <= STOP_LETTERS) {
-          let code = 0;
-          for (let j = start; j < i && code >= 0; j++) {
-            const l = lower(sample.charCodeAt(j));
-            code = l >= 97 ? code * 27 + (l - 96) : -1;
-          }
-          stop = code >= 0 && STOP_CODES.has(code);
-        }
-        if (!stop) {
-          length += 1;
-          let head = -1;
-          if (letters >= 2) {
-            const a = lower(sample.charCodeAt(start));
-            const b = lower(sample.charCodeAt(start + 1));
-            if (a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121) head = a * 128 + b;
-          }
-          if (head === -1 || heads.has(head)) {
-            const run = sample.slice(start, i);
-            countStem(upper ? run.toLowerCase() : run);
-          }
-        }
-      }
-      start = -1;
-      wide = false;
-      upper = false;
+  eachWordSpan(sample, (start, end, upper, wide) => {
+    if (wide) {
+      eachFoldedWide(sample.slice(start, end), countFolded);
+      return;
     }
-  }
+    const letters = end - start;
+    if (letters <= STOP_LETTERS) {
+      let code = 0;
+      for (let j = start; j < end && code >= 0; j++) {
+        const l = lower(sample.charCodeAt(j));
+        code = l >= 97 ? code * 27 + (l - 96) : -1;
+      }
+      if (code >= 0 && STOP_CODES.has(code)) return;
+    }
+    length += 1;
+    let head = -1;
+    if (letters >= 2) {
+      const a = lower(sample.charCodeAt(start));
+      const b = lower(sample.charCodeAt(start + 1));
+      if (a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121) head = a * 128 + b;
+    }
+    if (head === -1 || heads.has(head)) {
+      const run = sample.slice(start, end);
+      countStem(upper ? run.toLowerCase() : run);
+    }
+  });
   const norm = K1 * (1 - B + (B * length * scale) / averageWords);
   let score = 0;
   for (const [stemmed, sampled] of frequency) {
