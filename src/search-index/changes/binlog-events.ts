@@ -122,3 +122,9 @@ export function statementTargets(statement: string, defaultSchema: string, schem
   }
   return found;
 }
+
+/** What the index endpoint shows of a MySQL/MariaDB stream's stored position (null: none stored yet). */
+export function binlogPositionView(cursor: string | null | undefined): { file: string; position: number; gtid: string | null } | null {
+  const stored = parseBinlogCursor(cursor);
+  return stored && { file: stored.file, position: stored.position, gtid: stored.gtid };
+}
