@@ -226,6 +226,16 @@ describe('stream mode on MariaDB', () => {
     await second.consumer.stop();
   });
 
+  it('when nothing is written, then the stream, having read to the log\'s end, stores its position again (the lag moves on)', async () => {
+    const s = await setup('idle');
+    const run = await stream(s, await s.schema(), s.from, { keepaliveMs: 200 });
+    await onMysql([`INSERT INTO ${s.tableName} VALUES (6, 'row 6 then quiet')`]);
+    await converged(s.tableName, s.src);
+    // A batch stores a position once; only the idle check stores the same one again.
+    await expect.poll(() => run.saved.some((p, i) => i > 0 && compareBinlogPositions(p, run.saved[i - 1]!) === 0), { timeout: 30_000, interval: 100 }).toBe(true);
+    await run.consumer.stop();
+  });
+
   it('when the stored position names a log file the server no longer has, then the start says it is lost and begins at the current end', async () => {
     const stored: BinlogPosition = { file: 'mysql-bin.000000', position: 4, gtid: null };
     const start = await prepareBinlog(await binlogConnectionOptions(clientConfig), stored);

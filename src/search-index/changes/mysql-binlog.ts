@@ -165,6 +165,8 @@ export interface BinlogRun {
   batchKeys?: number;
   flushMs?: number;
   queryTimeoutMs?: number;
+  /** How often an idle stream asks the server whether it has read everything (default 10 s). */
+  keepaliveMs?: number;
 }
 
 /** One connection's binary log stream in this process: started by `start`, ended by `stop` (or by losing it). */
@@ -177,6 +179,8 @@ export class BinlogChangeStream {
   private confirmed: BinlogPosition;
   private queue: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private keepalive: NodeJS.Timeout | null = null;
+  private control: Promise<mysql.Connection> | null = null;
   private ended = false;
   private resolveEnd!: (end: StreamEnd) => void;
   readonly done: Promise<StreamEnd>;
@@ -206,6 +210,8 @@ export class BinlogChangeStream {
       includeEvents: ['rotate', 'tablemap', 'writerows', 'updaterows', 'deleterows', 'xid', 'query'],
       includeSchema: { [this.run.schema]: [...this.byName.keys()] },
     });
+    this.keepalive = setInterval(() => void this.serial(() => this.caughtUp()), this.run.keepaliveMs ?? 10_000);
+    this.keepalive.unref();
   }
 
   /** Stops reading: what was received but not written is read again by the next reader. */
@@ -229,11 +235,34 @@ export class BinlogChangeStream {
   }
 
   private close(): void {
+    if (this.keepalive) clearInterval(this.keepalive);
+    void this.control?.then((connection) => connection.end()).catch(() => undefined);
     try {
       this.reader.stop();
     } catch {
       // Already closed.
     }
+  }
+
+  /**
+   * With nothing gathered, a stream that has read the server's log to its end holds every change there is: the
+   * position is stored again, so that the table's lag moves on while no transaction comes (a server with no writes
+   * sends nothing else).
+   */
+  private async caughtUp(): Promise<void> {
+    if (this.pendingCount > 0 || this.timer) return;
+    this.control ??= mysql.createConnection(this.run.connection);
+    const logs = (await (await this.control).query({ sql: 'SHOW BINARY LOGS', timeout: this.run.queryTimeoutMs ?? 30_000 }))[0] as Array<{ Log_name: string; File_size: unknown }>;
+    const end = logs.at(-1);
+    // The reader's own resume pair moves past every event it was sent, those of other tables included.
+    const read = { file: String(this.reader.options.filename), position: Number(this.reader.options.position) };
+    if (!end || this.pendingCount > 0 || compareBinlogPositions(read, { file: end.Log_name, position: Number(end.File_size) }) < 0) return;
+    const position = this.received && compareBinlogPositions(this.received, this.confirmed) > 0 ? this.received : this.confirmed;
+    if (!(await this.run.savePosition(position))) {
+      this.end({ status: 'lost' });
+      return;
+    }
+    this.confirmed = position;
   }
 
   private end(end: StreamEnd): void {
