@@ -270,8 +270,10 @@ export class ChangeStreamer {
       code: 'STREAM_POSITION_LOST',
       message: `The stored binary log position ${formatBinlogPosition(start.lost)} was no longer on the server (its logs purged) at ${new Date(this.now()).toISOString()}: the tables were re-read in full by a sync and the stream went on from ${formatBinlogPosition(start.from)}.`,
     };
-    if (start.fresh || lost) {
-      for (const { entry } of entries) await this.deps.reconcile(record, entry.tableName);
+    // A table that joins a connection already streamed has no position of its own: it is re-read too.
+    const unread = start.fresh || lost ? entries : entries.filter(({ entry }) => entry.changeCursor === null);
+    if (unread.length > 0) {
+      for (const { entry } of unread) await this.deps.reconcile(record, entry.tableName);
       await this.deps.tables.streamProgress(ids, this.owner, { changeCursor: binlogCursor(start.from), changeError: lost || null, pollHeartbeatAt: new Date(this.now()) });
     }
     const space = spaceName(record.userId, record.environment);
