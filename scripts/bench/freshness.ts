@@ -292,6 +292,10 @@ async function main(): Promise<void> {
     console.log(`search p50: ${fmt(percentile(loaded, 0.5))} under load (n=${loaded.length}) vs ${fmt(percentile(quiet, 0.5))} without (n=${quiet.length}, before and after): ratio ${(percentile(loaded, 0.5) / percentile(quiet, 0.5)).toFixed(2)}`);
     console.log(`Quarry CPU: ${perThousand.toFixed(2)} s per 1,000 changes ${MODE === 'stream' ? 'streamed' : 'polled'} (${pollCpu.toFixed(1)} s for ${pollChanges} changes, writer alone) vs ${resyncCpu.toFixed(1)} s for one full re-sync (${resyncSeconds.toFixed(1)} s wall): one re-sync = ${(resyncCpu / perThousand).toFixed(1)}k changes' worth`);
     console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; ${MODE === 'stream' ? `stream start (${ENGINE === 'mariadb' ? 'binary log position taken' : 'slot made'}, the table re-read once)` : 'first poll (reads every row, writes none changed)'}: ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
+  } catch (error) {
+    // Why the server went away, if it did: its own last words.
+    console.error(`Quarry's output (tail):\n${server.output().slice(-4000)}`);
+    throw error;
   } finally {
     await server.stop();
     await source.cleanup(db);
