@@ -1,6 +1,7 @@
 /**
  * Stream mode in one process: each PostgreSQL connection with streamed tables is read through its replication slot
- * (pg-stream.ts) by one process at a time, whatever processes run. The stream is claimed in the store on every
+ * (pg-stream.ts), each MySQL/MariaDB one through the server's binary log (mysql-binlog.ts), by one process at a time,
+ * whatever processes run. The stream is claimed in the store on every
  * streamed table of the connection, as a poll claims its table, and kept by a heartbeat; a process that dies loses
  * its streams to the others once its heartbeat is stale, and they resume from the stored position.
  *
