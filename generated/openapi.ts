@@ -2276,8 +2276,8 @@ export interface components {
              * @description How the index follows the table's changes: `poll` (its changed rows are read every `pollIntervalSeconds`
              *     by `changeColumn`, deletes found by a scan of its primary keys, full syncs on the schedule), `snapshot`
              *     (full syncs only: on connecting, on the schedule and on demand), or `stream` (PostgreSQL's logical
-             *     replication: inserts, updates, deletes and truncates reach the index within seconds; full syncs stay on
-             *     the schedule as the reconcile).
+             *     replication or a MySQL/MariaDB row-based binary log: inserts, updates, deletes and truncates reach the
+             *     index within seconds; full syncs stay on the schedule as the reconcile).
              * @enum {string}
              */
             mode: "stream" | "poll" | "snapshot";
@@ -2285,7 +2285,25 @@ export interface components {
             lagSeconds: number | null;
             /** @description Stream mode: bytes of WAL the connection's replication slot keeps on the server (written since the last change Quarry confirmed, `pg_current_wal_lsn() - confirmed_flush_lsn`); null outside stream mode or when the server does not answer. */
             lagBytes: number | null;
-            /** @description Why the last poll failed (it is tried again every interval), or why poll mode ended (`CHANGE_COLUMN_GONE`); in stream mode, why the stream cannot run (`STREAM_NOT_ALLOWED`: no logical WAL, no REPLICATION grant or no right to create the publication, with the SQL to run), why it stopped (`STREAM_FAILED`, started again from the stored position), `STREAM_SLOT_LOST` (the slot was dropped outside Quarry: made again, the table re-read in full) or `STREAM_NOT_DROPPED` (stream mode turned off, but the slot or publication could not be dropped: the SQL to run); null when all is well. */
+            /**
+             * @description Stream mode on MySQL/MariaDB: the place in the server's binary log after the last transaction whose
+             *     changes are in the index, where a restart resumes (`SHOW BINARY LOGS` lists the files the server still
+             *     has). null outside stream mode, on PostgreSQL, and before the stream's first start.
+             * @example {
+             *       "file": "mysql-bin.000003",
+             *       "position": 1547,
+             *       "gtid": "0-1-4211"
+             *     }
+             */
+            binlogPosition: {
+                /** @description The binary log file (`mysql-bin.000003`). */
+                file: string;
+                /** @description Byte offset in the file after that transaction. */
+                position: number;
+                /** @description That transaction's GTID in the server's own form (MariaDB `domain-server-sequence`, MySQL `uuid:number`); null when the server gives none. Shown to find the same place on another server of the topology; the stream resumes by file and offset. */
+                gtid: string | null;
+            } | null;
+            /** @description Why the last poll failed (it is tried again every interval), or why poll mode ended (`CHANGE_COLUMN_GONE`); in stream mode, why the stream cannot run (`STREAM_NOT_ALLOWED`: no logical WAL, no REPLICATION grant or no right to create the publication on PostgreSQL; no row-based binary log or no REPLICATION SLAVE/CLIENT grant on MySQL/MariaDB; with the SQL to run), why it stopped (`STREAM_FAILED`, started again from the stored position), `STREAM_SLOT_LOST` (the slot was dropped outside Quarry: made again, the table re-read in full), `STREAM_POSITION_LOST` (MySQL/MariaDB: the stored binary log position was purged from the server: the table was re-read in full and the stream went on from the server's current position) or `STREAM_NOT_DROPPED` (stream mode turned off, but the slot or publication could not be dropped: the SQL to run); null when all is well. */
             lastError: components["schemas"]["NullableSafeError"];
             /** @description The table's newest sync, whatever its status; absent if it was never synced. */
             job?: components["schemas"]["IndexJob"];
@@ -2354,13 +2372,18 @@ export interface components {
             /** @description Seconds between two polls (default 5). */
             pollIntervalSeconds?: number;
             /**
-             * @description `stream` (PostgreSQL connections only; another engine is 400) follows the database's logical replication
-             *     through one publication and one replication slot per connection, both named `quarry_<connection id in
-             *     lower case>`: Quarry creates them when its role may (REPLICATION, and CREATE on the database or
-             *     ownership of the tables), else the table's `lastError` is `STREAM_NOT_ALLOWED` with the SQL to run. The
-             *     table is re-read in full once when the slot is made. `poll` or `snapshot` turns stream mode off; the
-             *     slot and publication are dropped when no other table of the connection streams. `snapshot` also turns
-             *     poll mode off; `poll` needs `changeColumn`.
+             * @description `stream` (PostgreSQL and MySQL/MariaDB connections; SQLite is 400). On PostgreSQL it follows the
+             *     database's logical replication through one publication and one replication slot per connection, both
+             *     named `quarry_<connection id in lower case>`: Quarry creates them when its role may (REPLICATION, and
+             *     CREATE on the database or ownership of the tables), else the table's `lastError` is
+             *     `STREAM_NOT_ALLOWED` with the SQL to run. The table is re-read in full once when the slot is made. On
+             *     MySQL/MariaDB it reads the server's binary log as a replica does (the server needs `log_bin`,
+             *     `binlog_format=ROW` and a `server_id`; the user REPLICATION SLAVE and REPLICATION CLIENT besides
+             *     SELECT, else `STREAM_NOT_ALLOWED` with what to set or grant); nothing is created on the server, the table
+             *     is re-read in full once when the stream first starts, and the index endpoint shows the stored
+             *     `binlogPosition`. `poll` or `snapshot` turns stream mode off; the slot and publication are dropped when
+             *     no other table of the connection streams. `snapshot` also turns poll mode off; `poll` needs
+             *     `changeColumn`.
              * @enum {string}
              */
             mode?: "stream" | "poll" | "snapshot";

@@ -369,9 +369,11 @@ function wireSearchIndex(deps: {
     onIndexChanged,
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
     streams: {
-      lagBytes: async (record) => slotLagBytes(await databases.executorFor(record), streamName(record.id)),
+      // A binary log reader keeps nothing on the server: no slot to measure or drop, only the reader to end.
+      lagBytes: async (record) => (record.engine === 'postgres' ? slotLagBytes(await databases.executorFor(record), streamName(record.id)) : null),
       drop: async (record) => {
         await streamer.end(record.id);
+        if (record.engine !== 'postgres') return [];
         const problems = await dropStream(await databases.replicationConfigFor(record), streamName(record.id));
         for (const problem of problems) logger.warn({ connectionId: record.id }, problem);
         return problems;

@@ -14,18 +14,21 @@
  *   phase), per 1,000 changes, against a full re-sync of the same table measured in the same run.
  *
  * With `--mode stream` the table follows PostgreSQL's logical replication instead (stream mode: the server needs
- * wal_level=logical); its slot and publication are dropped at the end.
+ * wal_level=logical); its slot and publication are dropped at the end. With `--engine mariadb` the same runs on
+ * MariaDB (BENCH_MYSQL_URL, the corpus's `articles` table loaded once); its stream mode reads the binary log (the
+ * server needs log_bin and binlog_format=ROW, as .ci/run sets).
  *
- *   npm run bench:freshness -- [--seconds 60] [--rate 200] [--interval 1] [--mode poll|stream]
+ *   npm run bench:freshness -- [--seconds 60] [--rate 200] [--interval 1] [--mode poll|stream] [--engine postgres|mariadb]
  * Figures are printed, never asserted (the machine is shared).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { streamName } from '../../src/search-index/changes/pg-stream.js';
 import { ApiClient } from '../lib/api-client.js';
-import { articles, benchPgUrl, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, verboseQueries } from './lib/bench-corpus.js';
+import { articles, benchMysqlUrl, benchPgUrl, ensureCorpus, ensureMysqlArticles, ensurePostgresArticles, ensurePostgresDatabase, verboseQueries } from './lib/bench-corpus.js';
 import { spawnServer } from '../lib/spawn-server.js';
 import { setAccount } from '../lib/store-admin.js';
 import { percentile } from './lib/stats.js';
@@ -38,6 +41,16 @@ const SECONDS = arg('seconds', 60);
 const RATE = arg('rate', 200);
 const INTERVAL = arg('interval', 1);
 const MODE = process.argv.includes('--mode') && process.argv[process.argv.indexOf('--mode') + 1] === 'stream' ? 'stream' : 'poll';
+const ENGINE = process.argv.includes('--engine') && process.argv[process.argv.indexOf('--engine') + 1] === 'mariadb' ? 'mariadb' : 'postgres';
+if (process.argv.includes('--help')) {
+  console.log(`npm run bench:freshness -- [options]
+  --seconds N              load phase length (default 60)
+  --rate N                 changes per second written (default 200)
+  --interval N             pollIntervalSeconds in poll mode (default 1)
+  --mode poll|stream       how the index follows the table (default poll)
+  --engine postgres|mariadb  the source (default postgres: BENCH_PG_URL; mariadb: BENCH_MYSQL_URL)`);
+  process.exit(0);
+}
 const TABLE = 'articles_fresh';
 const BASELINE_SEARCHES = 60;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -49,21 +62,89 @@ function cpuSeconds(pid: number): number {
 }
 
 const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+
+/** The statements the bench runs on its source, in each engine's SQL. */
+interface Source {
+  /** Makes `articles_fresh` afresh from the corpus table. */
+  prepare(): Promise<void>;
+  touch(ids: number[]): Promise<void>;
+  retitle(id: number, title: string): Promise<void>;
+  remove(id: number): Promise<void>;
+  restore(id: number): Promise<void>;
+  /** The connection's fields for POST /databases. */
+  connection(): Record<string, unknown>;
+  /** After the run: the table dropped, and what stream mode left on the server. */
+  cleanup(db: string | null): Promise<void>;
+}
+
+async function postgresSource(rows: () => Array<[string, string]>): Promise<Source> {
+  const pgUrl = benchPgUrl();
+  await ensurePostgresDatabase(pgUrl);
+  const pool = new pg.Pool({ connectionString: pgUrl.toString(), max: 4 });
+  await ensurePostgresArticles(pool, rows);
+  return {
+    prepare: async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
+      await pool.query(`CREATE TABLE ${TABLE} AS SELECT id, title, body, clock_timestamp() AS updated_at FROM articles`);
+      await pool.query(`ALTER TABLE ${TABLE} ADD PRIMARY KEY (id)`);
+      await pool.query(`CREATE INDEX ${TABLE}_updated_at ON ${TABLE} (updated_at)`);
+      await pool.query(`VACUUM ANALYZE ${TABLE}`);
+    },
+    touch: async (ids) => void (await pool.query(`UPDATE ${TABLE} SET updated_at = clock_timestamp(), body = body || ' revised' WHERE id = ANY($1::int[])`, [ids])),
+    retitle: async (id, title) => void (await pool.query(`UPDATE ${TABLE} SET title = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, title])),
+    remove: async (id) => void (await pool.query(`DELETE FROM ${TABLE} WHERE id = $1`, [id])),
+    restore: async (id) => void (await pool.query(`INSERT INTO ${TABLE} (id, title, body, updated_at) SELECT id, title, body, clock_timestamp() FROM articles WHERE id = $1`, [id])),
+    connection: () => ({
+      engine: 'postgres', host: pgUrl.hostname, port: Number(pgUrl.port || 5432), database: pgUrl.pathname.slice(1),
+      username: decodeURIComponent(pgUrl.username || 'postgres'), password: decodeURIComponent(pgUrl.password),
+    }),
+    cleanup: async (db) => {
+      // A slot left behind (the run failed before stream mode was turned off) keeps WAL on the server.
+      if (MODE === 'stream' && db) {
+        const slot = streamName(db);
+        await pool.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [slot]).catch(() => undefined);
+        await pool.query(`DROP PUBLICATION IF EXISTS ${slot}`).catch(() => undefined);
+      }
+      await pool.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => undefined);
+      await pool.end();
+    },
+  };
+}
+
+async function mariadbSource(rows: () => Array<[string, string]>): Promise<Source> {
+  const url = benchMysqlUrl();
+  await ensureMysqlArticles(url, rows);
+  const pool = mysql.createPool({ uri: url.toString(), connectionLimit: 4 });
+  return {
+    prepare: async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
+      await pool.query(`CREATE TABLE ${TABLE} (id INT PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL, updated_at DATETIME(6) NOT NULL, INDEX ${TABLE}_updated_at (updated_at)) ENGINE=InnoDB`);
+      await pool.query(`INSERT INTO ${TABLE} SELECT id, title, body, NOW(6) FROM articles`);
+      await pool.query(`ANALYZE TABLE ${TABLE}`);
+    },
+    touch: async (ids) => void (await pool.query(`UPDATE ${TABLE} SET updated_at = NOW(6), body = CONCAT(body, ' revised') WHERE id IN (?)`, [ids])),
+    retitle: async (id, title) => void (await pool.query(`UPDATE ${TABLE} SET title = ?, updated_at = NOW(6) WHERE id = ?`, [title, id])),
+    remove: async (id) => void (await pool.query(`DELETE FROM ${TABLE} WHERE id = ?`, [id])),
+    restore: async (id) => void (await pool.query(`INSERT INTO ${TABLE} (id, title, body, updated_at) SELECT id, title, body, NOW(6) FROM articles WHERE id = ?`, [id])),
+    connection: () => ({
+      engine: 'mysql', host: url.hostname, port: Number(url.port || 3306), database: url.pathname.slice(1),
+      username: decodeURIComponent(url.username || 'root'), password: decodeURIComponent(url.password),
+    }),
+    // The binary log reader keeps nothing on the server.
+    cleanup: async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => undefined);
+      await pool.end();
+    },
+  };
+}
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
 
 async function main(): Promise<void> {
   ensureCorpus();
-  const pgUrl = benchPgUrl();
-  await ensurePostgresDatabase(pgUrl);
-  const pool = new pg.Pool({ connectionString: pgUrl.toString(), max: 4 });
   let rows: Array<[string, string]> | null = null;
   const corpusRows = () => (rows ??= articles());
-  await ensurePostgresArticles(pool, corpusRows);
-  await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
-  await pool.query(`CREATE TABLE ${TABLE} AS SELECT id, title, body, clock_timestamp() AS updated_at FROM articles`);
-  await pool.query(`ALTER TABLE ${TABLE} ADD PRIMARY KEY (id)`);
-  await pool.query(`CREATE INDEX ${TABLE}_updated_at ON ${TABLE} (updated_at)`);
-  await pool.query(`VACUUM ANALYZE ${TABLE}`);
+  const source = ENGINE === 'mariadb' ? await mariadbSource(corpusRows) : await postgresSource(corpusRows);
+  await source.prepare();
   const queries = verboseQueries(corpusRows(), BASELINE_SEARCHES * 2 + 2000);
   const maxId = 100_000;
 
@@ -71,21 +152,19 @@ async function main(): Promise<void> {
   const server = await spawnServer({ DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', LOG_LEVEL: 'warn' }, { built: true });
   const pid = server.child.pid!;
   const client = new ApiClient(server.url);
-  let slot: string | null = null;
+  let db: string | null = null;
   try {
     const registered = await client.post('/api/v1/auth/register', { email: `bench-fresh-${Date.now()}@example.com`, password: 'correct-horse-42', name: 'fresh' });
     const token = registered.body.data.tokens.accessToken as string;
     await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, registered.body.data.user.email, { plan: 'enterprise' });
     const key = (await client.post('/api/v1/keys', { name: 'fresh', environment: 'live', permissions: ['search'], rateLimitTier: 'enterprise' }, { token })).body.data.secretKey as string;
     const created = await client.post('/api/v1/databases', {
-      name: 'Fresh articles', engine: 'postgres', host: pgUrl.hostname, port: Number(pgUrl.port || 5432), database: pgUrl.pathname.slice(1),
-      username: decodeURIComponent(pgUrl.username || 'postgres'), password: decodeURIComponent(pgUrl.password), tables: [TABLE], environment: 'live',
+      name: 'Fresh articles', ...source.connection(), tables: [TABLE], environment: 'live',
       // No scheduled full sync during the measurement (the re-sync it is compared with is measured on its own).
       indexing: { enabled: true, syncIntervalMinutes: null },
     }, { token });
     if (created.status !== 201) throw new Error(`connect: ${created.status} ${JSON.stringify(created.body)}`);
-    const db = created.body.data.database.id as string;
-    slot = streamName(db);
+    db = created.body.data.database.id as string;
     const tablePath = `/api/v1/databases/${db}/index/tables/${TABLE}`;
     const view = async () => (await client.get(tablePath, { token })).body.data as { state: string; rows: number; lagSeconds: number | null; lastError: unknown; job?: { status: string; jobId: string } };
 
@@ -135,7 +214,7 @@ async function main(): Promise<void> {
       let next = performance.now();
       while (on()) {
         const ids = Array.from({ length: perTick }, () => 1 + Math.floor(Math.random() * maxId));
-        await pool.query(`UPDATE ${TABLE} SET updated_at = clock_timestamp(), body = body || ' revised' WHERE id = ANY($1::int[])`, [ids]);
+        await source.touch(ids);
         changes += perTick;
         next += 100;
         await pause(Math.max(0, next - performance.now()));
@@ -166,16 +245,16 @@ async function main(): Promise<void> {
         // A unique word written into a row: until a search finds that row.
         const id = 1 + Math.floor(Math.random() * maxId);
         const fresh = word();
-        await pool.query(`UPDATE ${TABLE} SET title = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, `${fresh} probe`]);
+        await source.retitle(id, `${fresh} probe`);
         let t0 = performance.now();
         while (running && !(await search(fresh)).body.results.some((r) => r.primaryKey.id === id)) await pause(50);
         if (running) visible.push(performance.now() - t0);
         // That row deleted: until a search no longer finds it.
-        await pool.query(`DELETE FROM ${TABLE} WHERE id = $1`, [id]);
+        await source.remove(id);
         t0 = performance.now();
         while (running && (await search(fresh)).body.results.some((r) => r.primaryKey.id === id)) await pause(50);
         if (running) gone.push(performance.now() - t0);
-        await pool.query(`INSERT INTO ${TABLE} (id, title, body, updated_at) SELECT id, title, body, clock_timestamp() FROM articles WHERE id = $1`, [id]);
+        await source.restore(id);
       }
     })();
     const underLoad: number[] = [];
@@ -207,21 +286,19 @@ async function main(): Promise<void> {
       const off = await client.patch(tablePath, { mode: 'snapshot' }, { token });
       if (off.status !== 200 || off.body.data.lastError) console.log(`stream mode off: ${JSON.stringify(off.body).slice(0, 300)}`);
     }
-    console.log(`${MODE === 'stream' ? 'stream mode' : `poll mode, pollIntervalSeconds ${INTERVAL},`} on ${TABLE} (100,000 rows), ${changes} changes in ${loadSeconds.toFixed(1)} s (${(changes / loadSeconds).toFixed(0)}/s)`);
+    console.log(`${MODE === 'stream' ? 'stream mode' : `poll mode, pollIntervalSeconds ${INTERVAL},`} on ${ENGINE === 'mariadb' ? 'MariaDB' : 'PostgreSQL'} ${TABLE} (100,000 rows), ${changes} changes in ${loadSeconds.toFixed(1)} s (${(changes / loadSeconds).toFixed(0)}/s)`);
     console.log(`visible after an update: n=${vis.length} p50 ${fmt(percentile(vis, 0.5))} p95 ${fmt(percentile(vis, 0.95))} max ${fmt(vis.at(-1) ?? NaN)}`);
     console.log(`gone after a delete:     n=${del.length} p50 ${fmt(percentile(del, 0.5))} p95 ${fmt(percentile(del, 0.95))} max ${fmt(del.at(-1) ?? NaN)}`);
     console.log(`search p50: ${fmt(percentile(loaded, 0.5))} under load (n=${loaded.length}) vs ${fmt(percentile(quiet, 0.5))} without (n=${quiet.length}, before and after): ratio ${(percentile(loaded, 0.5) / percentile(quiet, 0.5)).toFixed(2)}`);
     console.log(`Quarry CPU: ${perThousand.toFixed(2)} s per 1,000 changes ${MODE === 'stream' ? 'streamed' : 'polled'} (${pollCpu.toFixed(1)} s for ${pollChanges} changes, writer alone) vs ${resyncCpu.toFixed(1)} s for one full re-sync (${resyncSeconds.toFixed(1)} s wall): one re-sync = ${(resyncCpu / perThousand).toFixed(1)}k changes' worth`);
-    console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; ${MODE === 'stream' ? 'stream start (slot made, the table re-read once)' : 'first poll (reads every row, writes none changed)'}: ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
+    console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; ${MODE === 'stream' ? `stream start (${ENGINE === 'mariadb' ? 'binary log position taken' : 'slot made'}, the table re-read once)` : 'first poll (reads every row, writes none changed)'}: ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
+  } catch (error) {
+    // Why the server went away, if it did: its own last words.
+    console.error(`Quarry's output (tail):\n${server.output().slice(-4000)}`);
+    throw error;
   } finally {
     await server.stop();
-    // A slot left behind (the run failed before stream mode was turned off) keeps WAL on the server.
-    if (MODE === 'stream' && slot) {
-      await pool.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [slot]).catch(() => undefined);
-      await pool.query(`DROP PUBLICATION IF EXISTS ${slot}`).catch(() => undefined);
-    }
-    await pool.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => undefined);
-    await pool.end();
+    await source.cleanup(db);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

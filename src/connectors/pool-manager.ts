@@ -168,9 +168,12 @@ export class PoolManager {
     return entry;
   }
 
-  /** Settings for a PostgreSQL replication connection of these settings, checked by the same host policy. */
+  /**
+   * Settings for a replication connection of these settings (PostgreSQL's logical replication, or a MySQL/MariaDB
+   * binary log reader, which takes them over), checked by the same host policy.
+   */
   async replicationConfig(settings: ConnectionSettings): Promise<ClientConfig> {
-    const port = settings.port ?? DEFAULT_PORTS.postgres;
+    const port = settings.port ?? (settings.engine === 'mysql' ? DEFAULT_PORTS.mysql : DEFAULT_PORTS.postgres);
     return replicationClientConfig(settings, await resolveAllowedHost(settings.host ?? '', port, this.options.hostPolicy, this.options.lookup));
   }
 

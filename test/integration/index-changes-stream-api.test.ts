@@ -3,9 +3,10 @@
  * connection's publication and slot (`quarry_<id>`), the changes reach the index, the index endpoint says mode
  * `stream` with the slot's retained bytes; a process that dies holding the stream loses it to another, which
  * resumes from the stored position; turning stream mode off drops the slot and the publication. Stream mode on a
- * MariaDB connection is 400. Needs PostgreSQL (wal_level=logical) and MariaDB; a missing service fails the test.
+ * SQLite connection is 400. Needs PostgreSQL (wal_level=logical); a missing service fails the test.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseConnectionRepository } from '../../src/repositories/database-connection-repository.js';
@@ -15,7 +16,7 @@ import { ChangeStreamer } from '../../src/search-index/changes/streamer.js';
 import { spaceName } from '../../src/search-index/index-store.js';
 import { registerUser, type TestUser } from '../support/factories.js';
 import { waitForIndex } from '../support/indexing.js';
-import { mysqlConnection, postgresConnection, userPostgresUrl } from '../support/seed-databases.js';
+import { onSqlite, postgresConnection, userPostgresUrl } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 let t: TestServer;
@@ -73,15 +74,16 @@ async function converged(): Promise<void> {
 const slotExists = async () => (await source.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1', [streamName(db)])).rowCount === 1;
 
 describe('stream mode', () => {
-  it('when stream mode is asked of a MariaDB connection, then updateIndexedTable answers 400 naming why', async () => {
-    const res = await t.client.post('/api/v1/databases', mysqlConnection({ name: 'Not streamable' }), as());
+  it('when stream mode is asked of a SQLite connection, then updateIndexedTable answers 400 naming why', async () => {
+    await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'notes.db', ['CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT)', "INSERT INTO notes (title) VALUES ('kettle')"]);
+    const res = await t.client.post('/api/v1/databases', { name: 'Not streamable', engine: 'sqlite', database: 'notes.db', environment: 'test' }, as());
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     const tables = await t.client.get(`/api/v1/databases/${res.body.data.database.id}/index`, as());
     const name = tables.body.data.tables[0].table as string;
     const refused = await t.client.patch(`/api/v1/databases/${res.body.data.database.id}/index/tables/${name}`, { mode: 'stream' }, as());
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { errors: [{ location: 'body', path: '/mode' }] } });
-    expect(refused.body.error.message).toContain("PostgreSQL's logical replication");
+    expect(refused.body.error.message).toContain('this SQLite connection');
     const noColumn = await t.client.patch(`/api/v1/databases/${res.body.data.database.id}/index/tables/${name}`, { mode: 'poll' }, as());
     expect(noColumn.status).toBe(400);
     expect(noColumn.body.error.message).toContain('needs a change column');

@@ -35,7 +35,7 @@ export function lsnValue(lsn: string): bigint {
 
 /** Why a stream cannot run, in words to show in the table's `lastError` (a state, not an answer to a request). */
 export class StreamError extends Error {
-  constructor(readonly code: 'STREAM_NOT_ALLOWED' | 'STREAM_ENDED' | 'STREAM_SLOT_LOST', message: string) {
+  constructor(readonly code: 'STREAM_NOT_ALLOWED' | 'STREAM_ENDED' | 'STREAM_SLOT_LOST' | 'STREAM_POSITION_LOST', message: string) {
     super(message);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Stream mode in one process: each PostgreSQL connection with streamed tables is read through its replication slot
- * (pg-stream.ts) by one process at a time, whatever processes run. The stream is claimed in the store on every
+ * (pg-stream.ts), each MySQL/MariaDB one through the server's binary log (mysql-binlog.ts), by one process at a time,
+ * whatever processes run. The stream is claimed in the store on every
  * streamed table of the connection, as a poll claims its table, and kept by a heartbeat; a process that dies loses
  * its streams to the others once its heartbeat is stale, and they resume from the stored position.
  *
@@ -22,6 +23,8 @@ import { tableId } from '../documents.js';
 import { indexedColumns } from '../filter-columns.js';
 import { spaceName, type IndexStore } from '../index-store.js';
 import { isIndexStorageFailure } from '../storage-failures.js';
+import { binlogCursor, formatBinlogPosition, parseBinlogCursor } from './binlog-events.js';
+import { BinlogChangeStream, binlogConnectionOptions, binlogServerId, prepareBinlog } from './mysql-binlog.js';
 import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
 import { FOLD_EVERY_MS, FOLD_EVERY_ROWS } from './poller.js';
 
@@ -51,7 +54,7 @@ export interface ChangeStreamerDeps {
 
 interface ActiveStream {
   ids: string[];
-  stream: PgChangeStream | null;
+  stream: Pick<PgChangeStream, 'stop' | 'abandon'> | null;
   finished: Promise<void>;
   stopping: boolean;
 }
@@ -163,8 +166,9 @@ export class ChangeStreamer {
     try {
       const record = await this.deps.findConnection(connectionId);
       if (!record || !record.indexEnabled) return await release({ nextPollAt: retryAt() });
+      if (record.engine === 'mysql') return await this.runBinlog(record, claimed, active, release);
       if (record.engine !== 'postgres') {
-        return await release({ nextPollAt: retryAt(), changeError: { code: 'STREAM_NOT_ALLOWED', message: 'Stream mode reads PostgreSQL logical replication only; this connection follows full syncs or a change column.' } });
+        return await release({ nextPollAt: retryAt(), changeError: { code: 'STREAM_NOT_ALLOWED', message: "Stream mode reads PostgreSQL's logical replication or a MySQL/MariaDB binary log; this connection follows full syncs or a change column." } });
       }
       const schemas = await this.deps.tablesOf(record);
       const entries = claimed.flatMap((entry) => {
@@ -235,5 +239,80 @@ export class ChangeStreamer {
       if (stored.code === 'STREAM_FAILED') this.deps.logger.error({ err: error, connectionId }, 'stream failed');
       await release({ changeError: stored, nextPollAt: retryAt() });
     }
+  }
+
+  /** Folds a binary log stream's rows into the space's indexes as the PostgreSQL stream's afterBatch does. */
+  private async foldBinlogBatch(space: string, indexed: { optimize(): Promise<unknown> }, rows: number): Promise<void> {
+    const pending = this.unfolded.get(space) ?? { rows: 0, since: this.now() };
+    pending.rows += rows;
+    this.unfolded.set(space, pending);
+    if (pending.rows < FOLD_EVERY_ROWS && this.now() - pending.since < FOLD_EVERY_MS) return;
+    this.unfolded.delete(space);
+    await indexed.optimize();
+  }
+
+  /**
+   * A MySQL/MariaDB connection's stream, through the server's binary log (mysql-binlog.ts). A first start, or a
+   * stored position the server no longer has, begins at the server's current end: the tables are reconciled by a
+   * full sync (it reads what came before), and the start is stored at once so that a restart does not skip past it.
+   */
+  private async runBinlog(record: DatabaseConnectionRecord, claimed: IndexTableRecord[], active: ActiveStream, release: (changes?: IndexTableChanges) => Promise<void>): Promise<void> {
+    const ids = active.ids;
+    const schemas = await this.deps.tablesOf(record);
+    const entries = claimed.flatMap((entry) => {
+      const table = schemas.find((t) => tableId(t) === entry.tableName);
+      return table ? [{ entry, table }] : [];
+    });
+    const connection = await binlogConnectionOptions(await this.deps.replicationConfigFor(record));
+    const stored = parseBinlogCursor(claimed.map((t) => t.changeCursor).find((cursor) => cursor !== null));
+    const start = await prepareBinlog(connection, stored, this.deps.queryTimeoutMs ?? 30_000);
+    // Shown for the whole run that found the position lost: the tables were re-read from that moment.
+    const lost = start.lost && {
+      code: 'STREAM_POSITION_LOST',
+      message: `The stored binary log position ${formatBinlogPosition(start.lost)} was no longer on the server (its logs purged) at ${new Date(this.now()).toISOString()}: the tables were re-read in full by a sync and the stream went on from ${formatBinlogPosition(start.from)}.`,
+    };
+    // A table that joins a connection already streamed has no position of its own: it is re-read too.
+    const unread = start.fresh || lost ? entries : entries.filter(({ entry }) => entry.changeCursor === null);
+    if (unread.length > 0) {
+      for (const { entry } of unread) await this.deps.reconcile(record, entry.tableName);
+      await this.deps.tables.streamProgress(ids, this.owner, { changeCursor: binlogCursor(start.from), changeError: lost || null, pollHeartbeatAt: new Date(this.now()) });
+    }
+    const space = spaceName(record.userId, record.environment);
+    const indexed = await this.deps.store.ensureSpace(space);
+    const stream = new BinlogChangeStream({
+      connection,
+      executor: await this.deps.executorFor(record),
+      schema: record.database,
+      serverId: binlogServerId(record.id),
+      space: indexed,
+      from: start.from,
+      flushMs: this.deps.flushMs,
+      queryTimeoutMs: this.deps.queryTimeoutMs,
+      tables: entries.map(({ entry, table }) => ({
+        src: entry.id, table,
+        columns: indexedColumns(table, [...(entry.filterableColumns ?? []), ...(entry.sortableColumns ?? [])]),
+        provider: entry.semantic ? this.deps.provider : null,
+      })),
+      savePosition: (position) => this.deps.tables.streamProgress(ids, this.owner, { changeCursor: binlogCursor(position), changesAsOf: new Date(this.now()), pollHeartbeatAt: new Date(this.now()), changeError: lost || null }),
+      reconcile: async (src) => {
+        const entry = claimed.find((t) => t.id === src);
+        if (!entry) return null;
+        await this.deps.reconcile(record, entry.tableName);
+        return (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
+      },
+      afterBatch: (rows) => this.foldBinlogBatch(space, indexed, rows),
+      onApplied: () => this.deps.onApplied(record.id),
+    });
+    active.stream = stream;
+    if (active.stopping) return await release();
+    stream.start();
+    const end = await stream.done;
+    if (end.status === 'stopped') await release();
+    if (end.status !== 'failed') return;
+    this.deps.logger.warn({ err: end.error, connectionId: record.id }, 'binary log stream ended');
+    // The server no longer has the position read from: the next start reconciles and begins at its end.
+    const gone = end.error instanceof StreamError && end.error.code === 'STREAM_POSITION_LOST';
+    const position = gone ? parseBinlogCursor((await this.deps.tables.listByConnections([record.id])).find((t) => ids.includes(t.id))?.changeCursor) : null;
+    await release({ changeError: safeError(end.error), nextPollAt: new Date(this.now() + 5000), ...(position ? { changeCursor: binlogCursor({ ...position, gone: true }) } : {}) });
   }
 }

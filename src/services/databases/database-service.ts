@@ -246,7 +246,7 @@ export class DatabaseService {
     return this.deps.pools.get(record.id, await settings);
   }
 
-  /** Settings of a replication connection to a saved PostgreSQL connection's server (stream mode). */
+  /** Settings of a replication connection to a saved PostgreSQL or MySQL/MariaDB connection's server (stream mode). */
   async replicationConfigFor(record: DatabaseConnectionRecord): Promise<ClientConfig> {
     return this.deps.pools.replicationConfig(await this.settingsOf(record));
   }

@@ -19,6 +19,7 @@ import { contentTables, indexableProblem, tableId } from '../../search-index/doc
 import { columnsReady, eligibleColumns } from '../../search-index/filter-columns.js';
 import { spaceName, type IndexStore } from '../../search-index/index-store.js';
 import { indexedAsOf, lagSeconds } from '../../search-index/changes/freshness.js';
+import { binlogPositionView } from '../../search-index/changes/binlog-events.js';
 import { DEFAULT_POLL_INTERVAL_SECONDS } from '../../search-index/changes/poller.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 
@@ -191,13 +192,13 @@ export class IndexService {
   }
 
   /**
-   * Stream mode follows PostgreSQL's logical replication: other engines are refused, and `poll` needs a change
-   * column (named now or before).
+   * Stream mode follows PostgreSQL's logical replication or a MySQL/MariaDB binary log: SQLite is refused, and
+   * `poll` needs a change column (named now or before).
    */
   private checkMode(record: DatabaseConnectionRecord, input: { mode?: string; changeColumn?: string | null }): void {
     const wrong = (message: string) => validationError([{ location: 'body', path: '/mode', message }]);
-    if (input.mode === 'stream' && record.engine !== 'postgres') {
-      throw wrong(`is "stream", which reads PostgreSQL's logical replication; this ${record.engine === 'mysql' ? 'MySQL/MariaDB' : 'SQLite'} connection can follow a change column (mode "poll") or full syncs`);
+    if (input.mode === 'stream' && record.engine === 'sqlite') {
+      throw wrong('is "stream", which reads PostgreSQL\'s logical replication or a MySQL/MariaDB binary log; this SQLite connection can follow a change column (mode "poll") or full syncs');
     }
     if (input.mode === 'poll' && input.changeColumn === null) throw wrong('is "poll", which needs a change column (changeColumn is null)');
   }
@@ -466,6 +467,7 @@ export class IndexService {
       mode: entry?.changeStream ? 'stream' : entry?.changeColumn ? 'poll' : 'snapshot',
       lagSeconds: state === 'ready' && entry ? lagSeconds(indexedAsOf(entry), this.now()) : null,
       lagBytes: entry?.changeStream ? streamLagBytes : null,
+      binlogPosition: entry?.changeStream && record.engine === 'mysql' ? binlogPositionView(entry.changeCursor) : null,
       lastError: entry?.changeError ?? null,
       ...(job ? { job: this.jobView(job) } : {}),
     };

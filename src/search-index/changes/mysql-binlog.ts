@@ -1,0 +1,398 @@
+/**
+ * Stream mode on MySQL and MariaDB: a connection's tables follow the server's row-based binary log, read as a
+ * replica reads it (@vlasky/zongji), one reader per connection.
+ *
+ * As on PostgreSQL, a change names a row, and the row is read again by its primary key with the bounded SELECT a
+ * sync uses (a key the source no longer has is a delete). Changes are gathered over transactions and written in
+ * batches; the position after the last transaction written (file and offset, with its GTID) is stored only once its
+ * batch is in the index: a process that stops or dies is resumed from the stored position, and the transactions
+ * after it come again (at-least-once), costing a read, not a write.
+ *
+ * The binary log carries no row for a TRUNCATE, and a column added or dropped changes every row's stored fields:
+ * such a statement on a streamed table hands the table to a reconcile (a full sync). A stored position the server
+ * no longer has (its logs purged) loses the changes between: the tables are reconciled and the stream starts again
+ * from the server's current end.
+ */
+import net from 'node:net';
+import type { ClientConfig } from 'pg';
+import mysql, { type ConnectionOptions } from 'mysql2/promise';
+import ZongJi, { type AnyBinlogEvent } from '@vlasky/zongji';
+import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
+import { primaryKeyJson, rowId, rowsByKeysQuery } from '../documents.js';
+import type { IndexSpace } from '../index-store.js';
+import { binlogKey, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
+import { StreamError, type StreamedTable, type StreamEnd } from './pg-stream.js';
+import { writeRows } from './poll-job.js';
+
+/**
+ * The settings of a reader's connections, from those of the saved connection: the socket goes to the address the
+ * host policy checked, `host` only names the server for TLS; local files are never offered to the server.
+ */
+export async function binlogConnectionOptions(config: ClientConfig): Promise<ConnectionOptions> {
+  const address = config.host ?? '127.0.0.1';
+  const port = config.port ?? 3306;
+  const tls = typeof config.ssl === 'object' ? config.ssl : null;
+  const password = typeof config.password === 'function' ? await config.password() : config.password;
+  return {
+    host: tls?.servername ?? address,
+    port,
+    stream: () => net.connect({ host: address, port }),
+    user: config.user ?? '',
+    password: password ?? '',
+    database: config.database,
+    ...(tls ? { ssl: { rejectUnauthorized: true, verifyIdentity: true } } : {}),
+    connectTimeout: config.connectionTimeoutMillis ?? 10_000,
+    supportBigNumbers: true,
+    flags: ['-LOCAL_FILES'],
+  };
+}
+
+/**
+ * A replica's server id, one per connection: the server ends an older reader that uses the same id, so a process
+ * that takes a stream over pushes out a dead reader's connection. Kept far from the small ids servers are given.
+ */
+export function binlogServerId(connectionId: string): number {
+  let hash = 2166136261;
+  for (const char of connectionId) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0;
+  return 1_000_000 + (hash % 2_000_000_000);
+}
+
+type Row = Record<string, unknown>;
+
+function errnoOf(error: unknown): number | null {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  return typeof errno === 'number' ? errno : null;
+}
+
+/** Access denied to the binary log (REPLICATION SLAVE / CLIENT, or BINLOG MONITOR on MariaDB). */
+const ACCESS_DENIED = new Set([1045, 1142, 1227, 1370]);
+/** The server cannot send from the asked position: the log was purged or the position is not in it. */
+export const POSITION_GONE = 1236;
+
+/** A stream error as the table shows it: a refused grant or a position gone, else the error itself. */
+export function binlogStreamError(error: unknown, user: string): unknown {
+  const errno = errnoOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (errno !== null && ACCESS_DENIED.has(errno)) {
+    return new StreamError('STREAM_NOT_ALLOWED', `The user ${user} may not read the binary log (${message.slice(0, 200)}): run GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ${user}; The table follows full syncs (or its change column) meanwhile.`);
+  }
+  if (errno === POSITION_GONE) {
+    return new StreamError('STREAM_POSITION_LOST', `The server no longer has the binary log position Quarry stored (${message.slice(0, 200)}): the tables are re-read in full and the stream starts again from the server's current position.`);
+  }
+  return error;
+}
+
+export interface BinlogStart {
+  /** Where the stream starts: the stored position, or the server's current end. */
+  from: BinlogPosition;
+  /** No position was stored (a first start): the tables are reconciled, nothing before `from` is in the stream. */
+  fresh: boolean;
+  /** A position was stored but the server's logs no longer hold it (purged): what is lost must be reconciled. */
+  lost: BinlogPosition | null;
+}
+
+/**
+ * Checks that the server writes a row-based binary log and that the user may read it, then says where the stream
+ * starts. Anything missing is a STREAM_NOT_ALLOWED error that says what to set or grant.
+ */
+export async function prepareBinlog(options: ConnectionOptions, stored: BinlogPosition | null, timeoutMs = 30_000): Promise<BinlogStart> {
+  const connection = await mysql.createConnection({ ...options, connectTimeout: Math.min(timeoutMs, options.connectTimeout ?? timeoutMs) });
+  const query = async <R = Row>(sql: string): Promise<R[]> => (await connection.query({ sql, timeout: timeoutMs }))[0] as R[];
+  try {
+    const [server] = await query<{ logBin: unknown; format: string | null; user: string }>('SELECT @@log_bin AS logBin, @@binlog_format AS format, CURRENT_USER() AS user');
+    const user = quoteAccount(server?.user ?? 'quarry@%');
+    if (Number(server?.logBin) !== 1) {
+      throw new StreamError('STREAM_NOT_ALLOWED', "The server writes no binary log (log_bin is OFF): set log_bin, binlog_format=ROW, server_id and binlog_row_image=FULL in its configuration and restart it. The table follows full syncs (or its change column) meanwhile.");
+    }
+    if (String(server?.format).toUpperCase() !== 'ROW') {
+      throw new StreamError('STREAM_NOT_ALLOWED', `The server logs changes as ${server?.format ?? 'statements'}, not rows: run SET GLOBAL binlog_format = 'ROW'; (and set binlog_format=ROW in its configuration). The table follows full syncs (or its change column) meanwhile.`);
+    }
+    let logs: Array<{ Log_name: string; File_size: unknown }>;
+    try {
+      logs = await query('SHOW BINARY LOGS');
+    } catch (error) {
+      throw binlogStreamError(error, user);
+    }
+    const grants = (await query<Row>('SHOW GRANTS')).map((row) => String(Object.values(row)[0] ?? ''));
+    if (!grantsReplication(grants)) {
+      throw new StreamError('STREAM_NOT_ALLOWED', `The user ${user} may not read the binary log as a replica: run GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ${user}; The table follows full syncs (or its change column) meanwhile.`);
+    }
+    const last = logs.at(-1);
+    if (!last) throw new StreamError('STREAM_NOT_ALLOWED', 'The server lists no binary log file (SHOW BINARY LOGS is empty): check log_bin in its configuration.');
+    if (stored && !stored.gone) {
+      const kept = logs.find((log) => log.Log_name === stored.file);
+      if (kept && stored.position <= Number(kept.File_size)) return { from: stored, fresh: false, lost: null };
+    }
+    const gtid = await query<{ gtid: unknown }>('SELECT @@gtid_binlog_pos AS gtid').then((rows) => (rows[0]?.gtid ? String(rows[0].gtid) : null), () => null);
+    const end: BinlogPosition = { file: last.Log_name, position: Number(last.File_size), gtid };
+    // A stored file gone (purged), or a position past its end (a file of the same name made again): lost.
+    return { from: end, fresh: stored === null, lost: stored };
+  } finally {
+    await connection.end().catch(() => undefined);
+  }
+}
+
+/** `'user'@'host'` from CURRENT_USER()'s `user@host`. */
+function quoteAccount(account: string): string {
+  const at = account.lastIndexOf('@');
+  const [user, host] = at >= 0 ? [account.slice(0, at), account.slice(at + 1)] : [account, '%'];
+  return `'${user.replace(/'/g, "''")}'@'${host.replace(/'/g, "''")}'`;
+}
+
+/**
+ * Whether the account's grants let it read the log as a replica: REPLICATION SLAVE (REPLICA) or ALL on `*.*`. A role
+ * may carry the grant where SHOW GRANTS does not show it: then the server's answer to the reader decides.
+ */
+export function grantsReplication(grants: string[]): boolean {
+  return grants.some((grant) => /^GRANT\s+`/i.test(grant) || (/\bON\s+\*\.\*/i.test(grant) && /\b(ALL PRIVILEGES|REPLICATION (SLAVE|REPLICA))\b/i.test(grant)));
+}
+
+export interface BinlogRun {
+  connection: ConnectionOptions;
+  executor: SqlExecutor;
+  /** The database whose tables stream (the connection's). */
+  schema: string;
+  serverId: number;
+  space: IndexSpace;
+  tables: StreamedTable[];
+  from: BinlogPosition;
+  /** Stores the position after a batch is in the index; false when this process no longer holds the stream. */
+  savePosition(position: BinlogPosition): Promise<boolean>;
+  /** The table changed outside row events: re-read in full; returns its schema now (null: the table is gone). */
+  reconcile(src: string): Promise<TableSchema | null>;
+  onApplied?(srcs: string[]): void;
+  afterBatch?(rows: number): Promise<void>;
+  batchKeys?: number;
+  flushMs?: number;
+  queryTimeoutMs?: number;
+  /** How often an idle stream asks the server whether it has read everything (default 10 s). */
+  keepaliveMs?: number;
+}
+
+/** One connection's binary log stream in this process: started by `start`, ended by `stop` (or by losing it). */
+export class BinlogChangeStream {
+  private readonly reader: ZongJi;
+  private readonly byName = new Map<string, StreamedTable>();
+  private pending = new Map<string, Map<string, unknown[]>>();
+  private pendingCount = 0;
+  private received: BinlogPosition | null = null;
+  private confirmed: BinlogPosition;
+  private queue: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private keepalive: NodeJS.Timeout | null = null;
+  private control: Promise<mysql.Connection> | null = null;
+  private ended = false;
+  private resolveEnd!: (end: StreamEnd) => void;
+  readonly done: Promise<StreamEnd>;
+  readonly applied = { written: 0, deleted: 0, reconciled: 0 };
+
+  constructor(private readonly run: BinlogRun) {
+    for (const entry of run.tables) this.byName.set(entry.table.name, entry);
+    this.confirmed = run.from;
+    this.done = new Promise((resolve) => {
+      this.resolveEnd = resolve;
+    });
+    this.reader = new ZongJi(run.connection);
+    this.reader.on('binlog', (event: AnyBinlogEvent) => {
+      // The reader's resume pair moves with each event: read it now, it is past this event when the task runs.
+      const at: BinlogPosition = { file: String(this.reader.options.filename), position: Number(this.reader.options.position), gtid: event.gtid ?? null };
+      void this.serial(() => this.onEvent(event, at));
+    });
+    this.reader.on('error', (error: Error) => this.end({ status: 'failed', error: binlogStreamError(error, String(run.connection.user)) }));
+  }
+
+  /** Starts reading the log from the stored position. */
+  start(): void {
+    this.reader.start({
+      serverId: this.run.serverId,
+      filename: this.run.from.file,
+      position: this.run.from.position,
+      includeEvents: ['rotate', 'tablemap', 'writerows', 'updaterows', 'deleterows', 'xid', 'query'],
+      includeSchema: { [this.run.schema]: [...this.byName.keys()] },
+    });
+    this.keepalive = setInterval(() => void this.serial(() => this.caughtUp()), this.run.keepaliveMs ?? 10_000);
+    this.keepalive.unref();
+  }
+
+  /** Stops reading: what was received but not written is read again by the next reader. */
+  async stop(): Promise<StreamEnd> {
+    this.end({ status: 'stopped' });
+    return this.done;
+  }
+
+  /** Ends as if the process died: the connections are cut, nothing written or stored (tests of a takeover). */
+  async abandon(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.close();
+    this.resolveEnd({ status: 'lost' });
+  }
+
+  /** Writes what was gathered, then stores the position (tests wait on it). */
+  flushNow(): Promise<void> {
+    return this.serial(() => this.flush());
+  }
+
+  private close(): void {
+    if (this.keepalive) clearInterval(this.keepalive);
+    void this.control?.then((connection) => connection.end()).catch(() => undefined);
+    try {
+      this.reader.stop();
+    } catch {
+      // Already closed.
+    }
+  }
+
+  /**
+   * With nothing gathered, a stream that has read the server's log to its end holds every change there is: the
+   * position is stored again, so that the table's lag moves on while no transaction comes (a server with no writes
+   * sends nothing else).
+   */
+  private async caughtUp(): Promise<void> {
+    if (this.pendingCount > 0 || this.timer) return;
+    this.control ??= mysql.createConnection(this.run.connection);
+    const logs = (await (await this.control).query({ sql: 'SHOW BINARY LOGS', timeout: this.run.queryTimeoutMs ?? 30_000 }))[0] as Array<{ Log_name: string; File_size: unknown }>;
+    const end = logs.at(-1);
+    // The reader's own resume pair moves past every event it was sent, those of other tables included.
+    const read = { file: String(this.reader.options.filename), position: Number(this.reader.options.position) };
+    if (!end || this.pendingCount > 0 || compareBinlogPositions(read, { file: end.Log_name, position: Number(end.File_size) }) < 0) return;
+    const position = this.received && compareBinlogPositions(this.received, this.confirmed) > 0 ? this.received : this.confirmed;
+    if (!(await this.run.savePosition(position))) {
+      this.end({ status: 'lost' });
+      return;
+    }
+    this.confirmed = position;
+  }
+
+  private end(end: StreamEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    void this.queue.finally(() => this.close()).finally(() => this.resolveEnd(end));
+  }
+
+  private serial(task: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(async () => {
+      if (this.ended) return;
+      try {
+        await task();
+      } catch (error) {
+        this.end({ status: 'failed', error });
+      }
+    });
+    this.queue = next;
+    return next;
+  }
+
+  private async onEvent(event: AnyBinlogEvent, at: BinlogPosition): Promise<void> {
+    const name = event.getEventName();
+    if (name === 'writerows' || name === 'updaterows' || name === 'deleterows') {
+      const rows = event as unknown as { tableId: number; tableMap: Record<number, { parentSchema: string; tableName: string }>; rows: unknown[] };
+      const map = rows.tableMap[rows.tableId];
+      if (!map || map.parentSchema !== this.run.schema) return;
+      const entry = this.byName.get(map.tableName);
+      if (entry) for (const image of changedImages(name as RowsEventName, rows.rows)) this.touch(entry, image);
+      return;
+    }
+    if (name === 'xid') return this.committed(at);
+    if (name !== 'query') return;
+    const query = event as unknown as { query: string; schema: string };
+    if (/^\s*BEGIN\b/i.test(query.query)) return;
+    const targets = statementTargets(query.query, query.schema, this.run.schema, [...this.byName.keys()]);
+    if (targets.length > 0) {
+      // Changes before the statement are written first; then each table it names is re-read in full.
+      await this.flush();
+      for (const name of targets) await this.reconcileTable(name);
+    }
+    return this.committed(at);
+  }
+
+  private async reconcileTable(name: string): Promise<void> {
+    const entry = this.byName.get(name);
+    if (!entry) return;
+    const table = await this.run.reconcile(entry.src);
+    this.applied.reconciled += 1;
+    if (!table) {
+      this.byName.delete(name);
+      return;
+    }
+    entry.table = table;
+  }
+
+  private async committed(at: BinlogPosition): Promise<void> {
+    if (!at.file || !(at.position > 0)) return;
+    this.received = at;
+    if (this.pendingCount >= (this.run.batchKeys ?? 500)) return this.flush();
+    this.schedule();
+  }
+
+  private touch(entry: StreamedTable, image: Row): void {
+    const key = binlogKey(entry.table, image);
+    if (!key) return;
+    let keys = this.pending.get(entry.src);
+    if (!keys) this.pending.set(entry.src, (keys = new Map()));
+    const loose = looseKey(key);
+    if (!keys.has(loose)) this.pendingCount += 1;
+    keys.set(loose, key);
+  }
+
+  private schedule(): void {
+    if (this.timer || this.ended) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.serial(() => this.flush());
+    }, this.run.flushMs ?? 500);
+    this.timer.unref();
+  }
+
+  /** Writes the gathered changes to the index, then stores the last received position. */
+  private async flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const pending = this.pending;
+    this.pending = new Map();
+    this.pendingCount = 0;
+    const touched = new Set<string>();
+    const before = this.applied.written + this.applied.deleted;
+    for (const [src, keys] of pending) {
+      const entry = [...this.byName.values()].find((e) => e.src === src);
+      if (entry && (await this.apply(entry, keys))) touched.add(src);
+    }
+    const rows = this.applied.written + this.applied.deleted - before;
+    if (rows > 0) await this.run.afterBatch?.(rows);
+    if (touched.size > 0) this.run.onApplied?.([...touched]);
+    const position = this.received;
+    if (!position || compareBinlogPositions(position, this.confirmed) <= 0) return;
+    if (!(await this.run.savePosition(position))) {
+      this.end({ status: 'lost' });
+      return;
+    }
+    this.confirmed = position;
+  }
+
+  /** Re-reads the changed rows by key: the ones found are written, the keys not found are deleted. */
+  private async apply(entry: StreamedTable, keys: Map<string, unknown[]>): Promise<boolean> {
+    const { executor } = this.run;
+    const all = [...keys.values()];
+    let changed = false;
+    for (let i = 0; i < all.length; i += 500) {
+      const page = all.slice(i, i + 500);
+      const statement = rowsByKeysQuery(executor, entry.table, page);
+      const rows = await executor.query(statement.sql, statement.params, { timeoutMs: this.run.queryTimeoutMs ?? 30_000 });
+      const found = new Set(rows.map((row) => looseKey(entry.table.primaryKey.map((c) => row[c]))));
+      const written = await writeRows({ src: entry.src, table: entry.table, space: this.run.space, provider: entry.provider, columns: entry.columns }, rows);
+      const gone = page.filter((key) => !found.has(looseKey(key)))
+        .map((key) => rowId(entry.src, primaryKeyJson(entry.table, Object.fromEntries(entry.table.primaryKey.map((c, n) => [c, key[n]])))));
+      const stored = gone.length > 0 ? await this.run.space.existing(gone) : new Map();
+      const deleted = gone.filter((rid) => stored.has(rid));
+      if (deleted.length > 0) await this.run.space.deleteRows(deleted);
+      this.applied.written += written;
+      this.applied.deleted += deleted.length;
+      if (written + deleted.length > 0) changed = true;
+    }
+    return changed;
+  }
+}
