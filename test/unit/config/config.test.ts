@@ -106,6 +106,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATA_DIR: dir, INDEX_CACHE_MB: '1024', INDEX_METADATA_CACHE_MB: '16' }).index).toMatchObject({ cacheMb: 1024, metadataCacheMb: 16 });
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_CACHE_MB: '8' })).toThrow(/INDEX_CACHE_MB must be a whole number from 16/);
     expect(loadConfig({ DATA_DIR: dir, INDEX_ROW_CACHE_MB: '0' }).index).toMatchObject({ rowCacheMb: 0 });
+    expect(() => loadConfig({ DATA_DIR: dir, LANCE_CPU_THREADS: '2' })).toThrow(/LANCE_CPU_THREADS must be a whole number from 3 to 256/);
+    expect(() => loadConfig({ DATA_DIR: dir, LANCE_IO_THREADS: 'many' })).toThrow(/LANCE_IO_THREADS must be a whole number from 1 to 1024/);
+    expect(() => loadConfig({ DATA_DIR: dir, LANCE_CPU_THREADS: '4', LANCE_IO_THREADS: '4' })).not.toThrow();
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_ROW_CACHE_MB: '1.5' })).toThrow(/INDEX_ROW_CACHE_MB must be a whole number from 0 to 65536/);
     expect(loadConfig({ DATA_DIR: dir, INDEX_URI: 's3://bucket/quarry', INDEX_SYNC: 'false' }).index).toMatchObject({ uri: 's3://bucket/quarry', sync: false });
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_URI: 'http://example.com/index' })).toThrow(/INDEX_URI must be a folder or an s3:\/\//);
