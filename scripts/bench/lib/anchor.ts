@@ -226,6 +226,8 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       },
     };
   } catch (error) {
+    // A server that died says why in its last words.
+    console.error(`${name}: ${server.child.exitCode ?? server.child.signalCode ?? 'running'}; its last output:\n${server.output().slice(-3000)}`);
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
