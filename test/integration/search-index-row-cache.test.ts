@@ -75,9 +75,9 @@ describe('rows of a space on an object store in memory', () => {
     const writer = (await plain.space(NAME))!;
     await writer.append([{ ...row(9999), rid: 'fresh', text: 'harbor harbor harbor lighthouse', head: 'lighthouse' }]);
     await writer.optimize();
+    // Right after the write the new version's rows may or may not be read yet: either way the new row is found.
     const stale = (await cached.space(NAME))!;
     await stale.prepareVocabulary();
-    expect(await stale.rowsInMemory()).toBe(false);
     expect((await ranked(stale, 'lighthouse', null)).map((h) => [h.rid, h.text])).toEqual([['fresh', 'harbor harbor harbor lighthouse']]);
     // Searches open the space again and again: one of them reads the new version's rows, in the background.
     let space = stale;
