@@ -333,6 +333,7 @@ function wireSearchIndex(deps: {
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
     cacheBytes: { index: config.index.cacheMb * 1024 * 1024, metadata: config.index.metadataCacheMb * 1024 * 1024 },
+    rowCacheBytes: config.index.rowCacheMb * 1024 * 1024,
     storageOptions: config.index.storageOptions,
     keepVersionsMs: config.index.keepVersionsMs,
   });

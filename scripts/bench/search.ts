@@ -28,7 +28,7 @@
  * the target (object store <= 1.3 x local).
  *
  *   npm run bench:search -- [--requests N, default 200] [--anchor-only] [--rows 100000|1000000] [--baseline <git ref>]
- *                           [--index-uri s3|<uri>]
+ *                           [--index-uri s3|<uri>] [--compare-env NAME=VALUE[,NAME=VALUE...]]...
  * (`--requests`: queries through Quarry per engine, and per query set in the anchor; a bare number says the same.
  * The per-engine part always runs on the 100,000-row corpus; `--rows` sizes the anchor.)
  */
@@ -222,5 +222,5 @@ if (args.indexUri) {
   await runObjectStoreComparison({ requests: args.requests, rows: args.rows, indexUri: args.indexUri });
 } else {
   if (!args.anchorOnly) await perEngine();
-  await runAnchor({ requests: args.requests, rows: args.rows, baseline: args.baseline });
+  await runAnchor({ requests: args.requests, rows: args.rows, baseline: args.baseline, compareEnv: args.compareEnv });
 }

@@ -47,7 +47,7 @@ export interface Config {
   embeddings: { provider: 'local' | 'remote'; url: string | null; model: string | null; apiKey: string | null };
   /** Quarry's own search index: where it lives, how fresh readers stay, and whether this process syncs. */
   index: {
-    uri: string; readConsistencyMs: number; vocabularyTerms: number; cacheMb: number; metadataCacheMb: number; sync: boolean; maxJobs: number; maxAttempts: number;
+    uri: string; readConsistencyMs: number; vocabularyTerms: number; cacheMb: number; metadataCacheMb: number; rowCacheMb: number; sync: boolean; maxJobs: number; maxAttempts: number;
     /** INDEX_SYNC_STALE_MS: a sync job whose process has not reported for this long is taken over by another. */
     staleMs: number;
     /** INDEX_KEEP_VERSIONS_MS: how long an older version of a space is kept, and how often old ones are removed. */
@@ -228,6 +228,12 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '256', meaning: "Memory LanceDB may keep of the index's own indexes (text postings, the row-id and table indexes, vectors' partitions) in one process, in MB (16-65536). Beyond it the least recently used parts are read from disk or object storage again. Most of a server's memory beyond Node's own at a million rows." })),
   INDEX_METADATA_CACHE_MB: wholeNumber(8, 16_384).default(64)
     .meta(doc({ default: '64', meaning: "Memory LanceDB may keep of the index's metadata (manifests, file footers) in one process, in MB (8-16384)." })),
+  INDEX_ROW_CACHE_MB: wholeNumber(0, 65_536).default(512)
+    .meta(doc({ default: '512', meaning: "With the index on an object store: memory one process may keep of the search spaces' rows (the columns a search reads of its ranked rows and its page), in MB, so that a search asks the store for its ranking alone instead of a request per row. Each space's current version is read once in the background; the least recently searched spaces give theirs up first, and a larger space is read row by row as before. 0 turns it off; a local folder never uses it (0-65536)." })),
+  LANCE_CPU_THREADS: wholeNumber(3, 256).default(3)
+    .meta(doc({ default: '3', meaning: "LanceDB's compute threads in one process (3-256). At least 3: with fewer, on a 2-core machine, building a text index of 20,000 rows or more and folding written rows into it hang for good. On 2 cores 3 and 4 searched alike (docs/benchmarks.md)." })),
+  LANCE_IO_THREADS: wholeNumber(1, 1024).optional()
+    .meta(doc({ default: "(unset: LanceDB's, 8 for a folder and 64 for an object store)", meaning: "Reads LanceDB runs at once per file store, for the index's searches and scans (1-1024)." })),
   INDEX_SYNC: flag().default(true)
     .meta(doc({ default: 'true', meaning: 'This process runs index sync jobs and the sync schedule; `false` leaves them to the processes that do (it still searches the index).' })),
   INDEX_SYNC_JOBS: wholeNumber(1, 16).default(2)
@@ -410,6 +416,7 @@ export function loadConfig(env: Env = process.env): Config {
       vocabularyTerms: settings.INDEX_VOCABULARY_TERMS,
       cacheMb: settings.INDEX_CACHE_MB,
       metadataCacheMb: settings.INDEX_METADATA_CACHE_MB,
+      rowCacheMb: settings.INDEX_ROW_CACHE_MB,
       sync: settings.INDEX_SYNC,
       maxJobs: settings.INDEX_SYNC_JOBS,
       maxAttempts: settings.INDEX_SYNC_ATTEMPTS,

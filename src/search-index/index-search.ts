@@ -207,8 +207,9 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     if (!counts) cap = Math.max(input.window, RANK_DEPTH);
     // Rows ranked for the page alone are few: on a local disk they bring their stored fields with them (no second
     // read of the page). On an object store each row's fields are a request of their own: only the page's rows are
-    // read, once ranked (the details step).
-    counted = await rankText(cap + 1, !counts && !space.onObjectStore);
+    // read, once ranked (the details step), unless the space's rows are in memory (row-cache.ts).
+    const carried = !counts && (!space.onObjectStore || (await space.rowsInMemory()));
+    counted = await rankText(cap + 1, carried);
     ranked = counted;
   } else if (input.mode === 'semantic') {
     counted = input.vector ? (await space.searchVector(input.vector, semanticScope, COUNT_CAP + 1, MIN_SIMILARITY)).sort(byScore) : [];

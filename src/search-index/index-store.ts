@@ -22,6 +22,7 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
 import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
+import { ROW_COLUMNS, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 
 /** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
@@ -164,6 +165,26 @@ export interface IndexStoreOptions {
    * sync optimizes the space, this long after a sync ends (job-runner.ts) and on the schedule (cleanUp).
    */
   keepVersionsMs?: number;
+  /**
+   * Bytes the rows of spaces on an object store may take in this process (row-cache.ts): each space's current
+   * version's ranked columns, text and stored fields, read once so that a search asks the store for its ranking
+   * alone. The least recently searched spaces give theirs up first; a space larger on its own is read from the store
+   * row by row, as before. 0 or absent: off. A local folder never keeps them (the page cache does that job).
+   */
+  rowCacheBytes?: number;
+}
+
+/**
+ * A space's rows in memory (object stores only), of one version, and their reading: as for the vocabulary, a
+ * version is read in the background at most once per four times the last read's duration, and never again when it
+ * was found larger than the budget.
+ */
+interface RowsState {
+  ready: VersionRows | null;
+  building: Promise<void> | null;
+  nextBuildAt: number;
+  tooLarge: number | null;
+  usedAt: number;
 }
 
 /** Words and stems held in memory by default: about 64 MB (about 32 bytes each, docs/benchmarks.md). */
@@ -234,12 +255,60 @@ export function storageFailure(error: unknown): string {
   return (cut > 0 ? message.slice(0, cut) : message).slice(0, 500);
 }
 
+/**
+ * Reads one version's kept columns (row-cache.ts) by one scan with row ids; null when they take more than `budget`
+ * bytes. Other work runs between batches.
+ */
+async function readRows(table: Table, version: number, budget: number): Promise<VersionRows | null> {
+  const present = new Set((await table.schema()).fields.map((f) => f.name));
+  const columns = ROW_COLUMNS.filter((c) => present.has(c));
+  const builder = new VersionRowsBuilder();
+  for await (const batch of table.query().select(columns).withRowId()) {
+    const column = (name: string) => (batch.getChild(name) ? ([...batch.getChild(name)!] as Array<string | null>) : null);
+    builder.add(batch.getChild('_rowid')!.toArray() as BigUint64Array, Object.fromEntries(columns.map((c) => [c, column(c)])), batch.numRows);
+    if (builder.bytes > budget) return null;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return builder.finish(version);
+}
+
+/**
+ * The hits of a ranking that brought back row ids and scores only, their columns read from the version's rows in
+ * memory; null when a row is not there (written since: the ranking is read from the index instead).
+ */
+function hitsFromMemory(
+  table: ArrowTable,
+  rows: VersionRows,
+  columns: string[] | undefined,
+  withText: boolean | undefined,
+  withRows: boolean | undefined,
+  heading?: HeadingScorer,
+): IndexHit[] | null {
+  const ids = table.getChild('_rowid')?.toArray() as BigUint64Array | undefined;
+  const scores = table.getChild('_score')?.toArray() as ArrayLike<number> | undefined;
+  if (!ids || !scores) return null;
+  const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
+  const found: IndexHit[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const at = rows.indexOf(ids[i]!);
+    if (at < 0) return null;
+    const hit: IndexHit = { rid: rows.value('rid', at) ?? '', src: rows.value('src', at) ?? '', score: Number(scores[i]) };
+    if (heading) hit.score += HEADING_BOOST * heading.score(rows.value('head', at));
+    if (values.length > 0) hit.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
+    if (withText) hit.text = rows.value('text', at) ?? '';
+    if (withRows) hit.row = { pk: rows.value('pk', at) ?? '{}', fields: rows.value('fields', at) ?? '{}' };
+    found.push(hit);
+  }
+  return found;
+}
+
 export class IndexStore {
   private readonly tables = new Map<string, Promise<Table | null>>();
   /** The version of each space whose indexes were loaded into the index cache (object stores only). */
   private readonly prewarmed = new Map<string, number>();
   private readonly locks = new Map<string, Mutex>();
   private readonly vocabularies = new Map<string, VocabularyState>();
+  private readonly rowStates = new Map<string, RowsState>();
   private readonly budget: VocabularyBudget = {
     maxTerms: VOCABULARY_MAX_TERMS,
     fit: (built) => {
@@ -307,8 +376,56 @@ export class IndexStore {
     if (!opened) return null;
     let words = this.vocabularies.get(name);
     if (!words) this.vocabularies.set(name, (words = noVocabulary()));
-    if (isObjectStore(this.options.uri)) this.prewarm(name, opened);
-    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri));
+    let rows: RowsState | null = null;
+    if (isObjectStore(this.options.uri)) {
+      this.prewarm(name, opened);
+      rows = this.cacheRows(name, opened);
+    }
+    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows);
+  }
+
+  /**
+   * The space's rows in memory (row-cache.ts): read in the background when the current version has none yet. Null
+   * when the budget is 0.
+   */
+  private cacheRows(name: string, table: Table): RowsState | null {
+    const budget = this.options.rowCacheBytes ?? 0;
+    if (budget <= 0) return null;
+    let state = this.rowStates.get(name);
+    if (!state) this.rowStates.set(name, (state = { ready: null, building: null, nextBuildAt: 0, tooLarge: null, usedAt: 0 }));
+    const current = state;
+    current.usedAt = Date.now();
+    if (current.building || Date.now() < current.nextBuildAt) return current;
+    current.building = (async () => {
+      const started = Date.now();
+      try {
+        const version = await table.version();
+        if (current.ready?.version === version || current.tooLarge === version) return;
+        const read = await readRows(table, version, budget);
+        if (!read) {
+          current.tooLarge = version;
+          return;
+        }
+        // Rows written while they were read may or may not be in it: only rows of one version are kept.
+        if ((await table.version()) !== version) return;
+        current.ready = read;
+        this.fitRows(current, budget);
+      } finally {
+        current.nextBuildAt = Date.now() + 4 * (Date.now() - started);
+      }
+    })().catch(() => undefined).finally(() => (current.building = null));
+    return current;
+  }
+
+  /** Drops the least recently searched spaces' rows until every space's rows fit the budget together. */
+  private fitRows(built: RowsState, budget: number): void {
+    const others = [...this.rowStates.values()].filter((s) => s.ready && s !== built).sort((a, b) => a.usedAt - b.usedAt);
+    let total = (built.ready?.bytes ?? 0) + others.reduce((sum, s) => sum + s.ready!.bytes, 0);
+    for (const least of others) {
+      if (total <= budget) break;
+      total -= least.ready!.bytes;
+      least.ready = null;
+    }
   }
 
   /**
@@ -372,6 +489,7 @@ export class IndexStore {
     await this.lock(name).runExclusive(async () => {
       this.tables.delete(name);
       this.vocabularies.delete(name);
+      this.rowStates.delete(name);
       const connection = await this.connection();
       if ((await connection.tableNames()).includes(name)) await connection.dropTable(name);
     });
@@ -380,6 +498,7 @@ export class IndexStore {
   async close(): Promise<void> {
     this.tables.clear();
     this.vocabularies.clear();
+    this.rowStates.clear();
     const connecting = this.connecting;
     this.connecting = null;
     if (connecting) (await connecting).close();
@@ -406,7 +525,26 @@ export class IndexSpace {
      * per row and column), where on a local disk it is a read the page cache answers.
      */
     readonly onObjectStore = false,
+    /** The space's rows in memory (object stores, row-cache.ts); null: always read from the index. */
+    private readonly cachedRows: RowsState | null = null,
   ) {}
+
+  /** The space's rows in memory for the version a search reads now, or null (read from the index). */
+  private async rowsNow(): Promise<VersionRows | null> {
+    const ready = this.cachedRows?.ready;
+    if (!ready) return null;
+    return (await this.table.version()) === ready.version ? ready : null;
+  }
+
+  /** Resolves when the reading of the space's rows into memory under way (if any) is done. */
+  async rowsRead(): Promise<void> {
+    await this.cachedRows?.building;
+  }
+
+  /** A search's ranked rows are read from memory, not row by row from the object store (row-cache.ts). */
+  async rowsInMemory(): Promise<boolean> {
+    return (await this.rowsNow()) !== null;
+  }
 
   /** Rows, and bytes of the current version's data and indexes. */
   async size(): Promise<{ rows: number; bytes: number }> {
@@ -650,12 +788,21 @@ export class IndexSpace {
         ...exclude.map((word): Clause => [lancedb.Occur.MustNot, new lancedb.MatchQuery(word, 'text', { operator: lancedb.Operator.Or })]),
       ]);
     const where = scopeFilter(scope);
-    const run = (search: import('@lancedb/lancedb').FullTextQuery, columns: string[], rows = limit) => {
+    const run = (search: import('@lancedb/lancedb').FullTextQuery, columns: string[], rows = limit, withRowId = false) => {
       let query = this.table.query().fullTextSearch(search);
       if (where) query = query.where(where);
-      return query.select(columns).limit(rows).toArrow();
+      query = query.select(columns).limit(rows);
+      return (withRowId ? query.withRowId() : query).toArrow();
     };
     const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
+    // With the version's rows in memory (an object store), the index is asked for row ids and scores alone.
+    const inMemory = await this.rowsNow();
+    if (inMemory && (!headings || query.headingScorer)) {
+      const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;
+      const ranked = await run(fts, ['_score', ...(scope.columns ?? [])], limit, true);
+      const found = hitsFromMemory(ranked, inMemory, scope.columns, query.withText, query.withRows, scorer);
+      if (found) return scorer ? found.sort((a, b) => b.score - a.score) : found;
+    }
     // One query: each ranked row's heading comes back with it and is weighed here (heading.ts).
     if (headings && query.headingScorer) {
       const scorer = query.headingScorer.matters ? query.headingScorer : undefined;

@@ -5,7 +5,7 @@
  * Two traps of this engine on this platform are handled here, before the first LanceDB call:
  * - On a 2-core machine, building a text index of 20,000 rows or more, and `optimize()` after an upsert, hang for
  *   good with the default thread count (upstream lance PRs #6085, #7423). Three or more CPU threads avoid it, so
- *   LANCE_CPU_THREADS defaults to 3 unless the operator set it.
+ *   LANCE_CPU_THREADS defaults to 3 unless the operator set it (the configuration refuses fewer at start).
  * - Arrow objects built from an ES-module import of apache-arrow are a different class from the ones LanceDB (a
  *   CommonJS package) checks against, and such tables are written with 0 rows and no error. Arrow is therefore
  *   loaded with `require`, the same instance LanceDB uses.

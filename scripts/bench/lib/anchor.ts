@@ -49,6 +49,8 @@ export interface AnchorOptions {
   rows: number;
   /** A git ref whose Quarry is measured beside the current one. */
   baseline?: string;
+  /** Settings of more Quarry servers of this checkout measured beside the first (one server per entry). */
+  compareEnv?: Array<Record<string, string>>;
 }
 
 export interface AnchorArgs extends AnchorOptions {
@@ -61,11 +63,15 @@ export interface AnchorArgs extends AnchorOptions {
   indexUri?: string;
 }
 
-/** `[requests] [--requests N] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only] [--index-uri s3|<uri>]`. */
+/**
+ * `[requests] [--requests N] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only] [--index-uri s3|<uri>]
+ * [--compare-env NAME=VALUE[,NAME=VALUE...]]...` (each `--compare-env`: one more Quarry of this checkout with these
+ * settings, measured beside the first, taking turns with it).
+ */
 export function parseAnchorArgs(argv: string[], usage: string): AnchorArgs {
   const args: AnchorArgs = { requests: 200, rows: CORPUS_ROWS, anchorOnly: false };
   const fail = (why: string): never => {
-    console.error(`${why}\nusage: ${usage} [--requests N (>= 20)] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only] [--index-uri s3|<uri>]`);
+    console.error(`${why}\nusage: ${usage} [--requests N (>= 20)] [--rows 100000|1000000] [--baseline <git ref>] [--anchor-only] [--index-uri s3|<uri>] [--compare-env NAME=VALUE[,NAME=VALUE...]]...`);
     process.exit(2);
   };
   for (let i = 0; i < argv.length; i += 1) {
@@ -76,6 +82,10 @@ export function parseAnchorArgs(argv: string[], usage: string): AnchorArgs {
     else if (arg === '--rows') args.rows = Number(value());
     else if (arg === '--baseline') args.baseline = value();
     else if (arg === '--index-uri') args.indexUri = value();
+    else if (arg === '--compare-env') {
+      const pairs = value().split(',').map((pair) => /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair) ?? fail(`--compare-env takes NAME=VALUE pairs, not ${pair}`));
+      (args.compareEnv ??= []).push(Object.fromEntries(pairs.map((m) => [m[1]!, m[2]!])));
+    }
     else if (/^\d+$/.test(arg)) args.requests = Number(arg);
     else fail(`unknown argument ${arg}`);
   }
@@ -216,6 +226,8 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       },
     };
   } catch (error) {
+    // A server that died says why in its last words.
+    console.error(`${name}: ${server.child.exitCode ?? server.child.signalCode ?? 'running'}; its last output:\n${server.output().slice(-3000)}`);
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
@@ -337,6 +349,9 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
       baseline = checkoutBaseline(options.baseline);
       console.log(`baseline: ${options.baseline} (${baseline.commit}) in ${baseline.dir}`);
       contenders.push(await startQuarry(`Quarry ${baseline.commit}`, table, pgUrl, baseline.dir));
+    }
+    for (const env of options.compareEnv ?? []) {
+      contenders.push(await startQuarry(`Quarry ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`, table, pgUrl, undefined, env));
     }
     const sphinx = await startSphinxContender(table, pgUrl);
     contenders.push(sphinx);

@@ -100,11 +100,16 @@ describe('loadConfig', () => {
   it('when the index settings are not set, then the index lives under DATA_DIR, this process syncs, two jobs at once', () => {
     const dir = dataDir();
     expect(loadConfig({ DATA_DIR: dir }).index).toEqual({
-      uri: join(dir, 'index'), readConsistencyMs: 1000, vocabularyTerms: 2_000_000, cacheMb: 256, metadataCacheMb: 64, sync: true, maxJobs: 2, maxAttempts: 3,
+      uri: join(dir, 'index'), readConsistencyMs: 1000, vocabularyTerms: 2_000_000, cacheMb: 256, metadataCacheMb: 64, rowCacheMb: 512, sync: true, maxJobs: 2, maxAttempts: 3,
       staleMs: 10_000, keepVersionsMs: 300_000, storageOptions: {},
     });
     expect(loadConfig({ DATA_DIR: dir, INDEX_CACHE_MB: '1024', INDEX_METADATA_CACHE_MB: '16' }).index).toMatchObject({ cacheMb: 1024, metadataCacheMb: 16 });
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_CACHE_MB: '8' })).toThrow(/INDEX_CACHE_MB must be a whole number from 16/);
+    expect(loadConfig({ DATA_DIR: dir, INDEX_ROW_CACHE_MB: '0' }).index).toMatchObject({ rowCacheMb: 0 });
+    expect(() => loadConfig({ DATA_DIR: dir, LANCE_CPU_THREADS: '2' })).toThrow(/LANCE_CPU_THREADS must be a whole number from 3 to 256/);
+    expect(() => loadConfig({ DATA_DIR: dir, LANCE_IO_THREADS: 'many' })).toThrow(/LANCE_IO_THREADS must be a whole number from 1 to 1024/);
+    expect(() => loadConfig({ DATA_DIR: dir, LANCE_CPU_THREADS: '4', LANCE_IO_THREADS: '4' })).not.toThrow();
+    expect(() => loadConfig({ DATA_DIR: dir, INDEX_ROW_CACHE_MB: '1.5' })).toThrow(/INDEX_ROW_CACHE_MB must be a whole number from 0 to 65536/);
     expect(loadConfig({ DATA_DIR: dir, INDEX_URI: 's3://bucket/quarry', INDEX_SYNC: 'false' }).index).toMatchObject({ uri: 's3://bucket/quarry', sync: false });
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_URI: 'http://example.com/index' })).toThrow(/INDEX_URI must be a folder or an s3:\/\//);
     expect(() => loadConfig({ DATA_DIR: dir, INDEX_SYNC_JOBS: '0' })).toThrow(/INDEX_SYNC_JOBS must be a whole number from 1 to 16/);

@@ -20,6 +20,7 @@ function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: st
   const calls: Array<{ kind: string; srcs: string[]; limit: number; minSimilarity?: number; query?: TextQuery }> = [];
   const space = {
     onObjectStore,
+    rowsInMemory: async () => false,
     searchText: async (query: TextQuery, scope: SearchScope, limit: number) => {
       const srcs = scope.srcs ?? sources.map((s) => s.src);
       calls.push({ kind: 'text', srcs, limit, query });

@@ -1,0 +1,95 @@
+/**
+ * A space on an object store with its rows in memory (src/search-index/row-cache.ts): a search answers what it
+ * answers reading every row from the store, the same rows, scores, text and stored fields, while asking the store for
+ * no row of the table's data; a write makes a new version, whose searches read the store until its rows are read.
+ * On s3rver (loopback) behind the conditional-write proxy.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryStems } from '../../src/search-index/analyzer.js';
+import { HeadingScorer } from '../../src/search-index/heading.js';
+import { IndexStore, type IndexRow, type IndexSpace, type TextQuery } from '../../src/search-index/index-store.js';
+import { S3RVER_CREDENTIALS, startS3rver, type S3rverStore } from '../support/s3rver.js';
+
+const BUCKET = 'quarry-rows';
+const NAME = 'space_rowcache_test';
+const WORDS = ['harbor', 'engines', 'forest', 'market', 'copper', 'signals', 'meadow', 'valley', 'bridges', 'lantern', 'boiling', 'kettle'];
+const pick = (i: number, n: number) => Array.from({ length: n }, (_, k) => WORDS[(i * 7 + k * 5 + (i % 3) * k) % WORDS.length]).join(' ');
+const row = (i: number): IndexRow => {
+  const head = pick(i, 1 + (i % 3));
+  return { rid: `r${i}`, src: i % 2 === 0 ? 'itb_even' : 'itb_odd', pk: `{"id":${i}}`, hash: `h${i}`, thash: `t${i}`, text: `${head}\n${pick(i + 3, 4 + (i % 7))}`, head, fields: `{"id":${i},"title":"${head}"}` };
+};
+
+let s3: S3rverStore;
+let plain: IndexStore;
+let cached: IndexStore;
+
+beforeAll(async () => {
+  s3 = await startS3rver(BUCKET);
+  const options = {
+    uri: `s3://${BUCKET}/index`, readConsistencySeconds: 0,
+    storageOptions: { aws_endpoint: s3.url, aws_region: 'us-east-1', allow_http: 'true', aws_access_key_id: S3RVER_CREDENTIALS.accessKeyId, aws_secret_access_key: S3RVER_CREDENTIALS.secretAccessKey },
+  };
+  plain = new IndexStore(options);
+  cached = new IndexStore({ ...options, rowCacheBytes: 64 * 1024 * 1024 });
+}, 60_000);
+afterAll(async () => {
+  await plain?.close();
+  await cached?.close();
+  await s3?.close();
+});
+
+/** The ranking as a search asks for it: headings weighed from the space's statistics, the page's rows and text. */
+async function ranked(space: IndexSpace, words: string, srcs: string[] | null) {
+  const vocabulary = (await space.vocabulary())!;
+  const stems = queryStems(words);
+  const query: TextQuery = { words, headings: true, headingScorer: new HeadingScorer(stems, vocabulary.headingStatistics(stems)), withRows: true, withText: true };
+  return space.searchText(query, { srcs }, 40);
+}
+
+describe('rows of a space on an object store in memory', () => {
+  it('when the version\'s rows are in memory, then a search ranks the same rows with the same fields without reading the table\'s data from the store', async () => {
+    const written = await plain.ensureSpace(NAME);
+    await written.append(Array.from({ length: 500 }, (_, i) => row(i)));
+    // As a sync ends: the rows folded into the text index (unfolded rows are found by a scan of their text).
+    await written.optimize();
+    const reference = (await plain.space(NAME))!;
+    await reference.prepareVocabulary();
+    const space = (await cached.space(NAME))!;
+    await space.prepareVocabulary();
+    await space.rowsRead();
+    expect(await space.rowsInMemory()).toBe(true);
+
+    for (const [words, srcs] of [['harbor engines', null], ['copper signals meadow', ['itb_even']], ['lantern', null], ['kettle boiling valley', ['itb_odd', 'itb_even']]] as const) {
+      const expected = await ranked(reference, words, srcs as string[] | null);
+      const before = s3.requests.length;
+      const found = await ranked(space, words, srcs as string[] | null);
+      const reads = s3.requests.slice(before).filter((r) => r.method === 'GET' && r.path.includes('/data/'));
+      expect(reads, words).toEqual([]);
+      expect(found.length, words).toBeGreaterThan(0);
+      expect(found.map((h) => [h.rid, h.src, h.text, h.row]), words).toEqual(expected.map((h) => [h.rid, h.src, h.text, h.row]));
+      found.forEach((hit, i) => expect(Math.abs(hit.score - expected[i]!.score), `${words} ${hit.rid}`).toBeLessThan(1e-6));
+    }
+  }, 120_000);
+
+  it('when the space is written, then its searches find the new rows, and read them from memory once the new version is read', async () => {
+    const writer = (await plain.space(NAME))!;
+    await writer.append([{ ...row(9999), rid: 'fresh', text: 'harbor harbor harbor lighthouse', head: 'lighthouse' }]);
+    await writer.optimize();
+    // Right after the write the new version's rows may or may not be read yet: either way the new row is found.
+    const stale = (await cached.space(NAME))!;
+    await stale.prepareVocabulary();
+    expect((await ranked(stale, 'lighthouse', null)).map((h) => [h.rid, h.text])).toEqual([['fresh', 'harbor harbor harbor lighthouse']]);
+    // Searches open the space again and again: one of them reads the new version's rows, in the background.
+    let space = stale;
+    for (let waited = 0; waited < 30_000 && !(await space.rowsInMemory()); waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      space = (await cached.space(NAME))!;
+      await space.rowsRead();
+    }
+    expect(await space.rowsInMemory()).toBe(true);
+    const before = s3.requests.length;
+    const found = await ranked(space, 'lighthouse', null);
+    expect(s3.requests.slice(before).filter((r) => r.method === 'GET' && r.path.includes('/data/'))).toEqual([]);
+    expect(found.map((h) => [h.rid, h.text, h.row])).toEqual([['fresh', 'harbor harbor harbor lighthouse', { pk: '{"id":9999}', fields: row(9999).fields }]]);
+  }, 120_000);
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { VersionRowsBuilder } from '../../../src/search-index/row-cache.js';
+
+describe('a version\'s rows in memory', () => {
+  it('when batches are added, then each row is found by its row id with its columns, nulls and non-ASCII text kept', () => {
+    const builder = new VersionRowsBuilder();
+    builder.add(BigUint64Array.from([1n, 2n]), { rid: ['a', 'b'], src: ['s1', 's1'], head: [null, 'Café'], text: ['one', 'zwei ü'], pk: ['{"id":1}', '{"id":2}'], fields: ['{}', '{"x":"é"}'] }, 2);
+    builder.add(BigUint64Array.from([(5n << 32n) + 7n]), { rid: ['c'], src: ['s2'], head: ['h'], text: [null], pk: ['{"id":3}'], fields: null }, 1);
+    const rows = builder.finish(4);
+    expect(rows.version).toBe(4);
+    expect(rows.rows).toBe(3);
+    expect(rows.indexOf(3n)).toBe(-1);
+    const at = rows.indexOf(2n);
+    expect([rows.value('rid', at), rows.value('head', at), rows.value('text', at), rows.value('fields', at)]).toEqual(['b', 'Café', 'zwei ü', '{"x":"é"}']);
+    expect(rows.value('head', rows.indexOf(1n))).toBeNull();
+    const last = rows.indexOf((5n << 32n) + 7n);
+    expect([rows.value('rid', last), rows.value('text', last), rows.value('fields', last)]).toEqual(['c', null, null]);
+  });
+
+  it('when row ids come out of order, then they are put in order with their columns', () => {
+    const builder = new VersionRowsBuilder();
+    builder.add(BigUint64Array.from([9n, 3n, 6n]), { rid: ['nine', 'three', 'six'], text: ['9', '3', '6'] }, 3);
+    const rows = builder.finish(1);
+    for (const [id, rid, text] of [[3n, 'three', '3'], [6n, 'six', '6'], [9n, 'nine', '9']] as const) {
+      expect([rows.value('rid', rows.indexOf(id)), rows.value('text', rows.indexOf(id))]).toEqual([rid, text]);
+    }
+    expect(rows.bytes).toBeGreaterThan(0);
+  });
+});
