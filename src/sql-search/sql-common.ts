@@ -20,7 +20,7 @@
  * row matches); when more rows matched than LIVE_RANK_CANDIDATES, the ranking says it is approximate.
  */
 import { boundedValue, MAX_RESULT_FIELD_CHARS } from '../connectors/index.js';
-import type { AnyWordQuery, QueryNode } from './boolean-query.js';
+import type { AnyWordQuery, QueryNode } from '../search-core/boolean-query.js';
 import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, TableRanking } from './types.js';
 
 /** Most rows the fallback reads from a table without a full-text index. */

@@ -8,13 +8,14 @@ import { isConnectorError, type SqlExecutor } from '../../connectors/index.js';
 import { AppError } from '../../errors/app-error.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
 import { tableQueries } from '../../sql-search/queries.js';
-import { firstPossiblePosition } from '../../sql-search/rrf.js';
+import { firstPossiblePosition } from '../../search-core/rrf.js';
 import { loadSearchSchema, SCHEMA_TTL_MS, type SearchSchema } from '../../sql-search/schema-catalog.js';
 import { plainValue } from '../../sql-search/sql-common.js';
 import { chooseTargets, type TargetFilters } from '../../sql-search/targets.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import { withTimeout } from '../../lib/timeout.js';
-import type { CompiledQuery, RankedRow, SearchTarget, TableQueries, TableRanking } from '../../sql-search/types.js';
+import type { CompiledQuery } from '../../search-core/query.js';
+import type { RankedRow, SearchTarget, TableQueries, TableRanking } from '../../sql-search/types.js';
 import type { DatabaseService } from '../databases/database-service.js';
 
 type SafeError = { code: string; message: string };

@@ -4,7 +4,7 @@
  * searched live; otherwise all rankings are merged by reciprocal rank fusion and the answer says it is approximate.
  * Every source ranks its top (offset + limit) rows, so a page is cut from the same merged order whatever was asked before.
  */
-import { fuse, type Ranked } from '../../sql-search/rrf.js';
+import { fuse, type Ranked } from '../../search-core/rrf.js';
 import type { RankedRow } from '../../sql-search/types.js';
 import type { HitDetail, IndexedSource, IndexSearchResult } from '../../search-index/index-search.js';
 import type { IndexHit } from '../../search-index/index-store.js';
