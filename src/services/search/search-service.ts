@@ -23,13 +23,13 @@ import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../
 import { encodeCursor } from '../../search-core/cursor.js';
 import type { DetailAsk, Engine, EnginePlan, PageWindow, Ranking, ResultRow } from '../../search-core/engine.js';
 import { relaxedQueries, type CompiledQuery } from '../../search-core/query.js';
-import type { IndexPlan, IndexRef } from '../../search-index/index-engine.js';
+import type { IndexPlan } from '../../search-index/index-engine.js';
 import { spaceName } from '../../search-index/index-store.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
 import { searchScope } from '../keys/publishable-keys.js';
-import type { LivePlan, LiveRef } from './live-search.js';
+import type { LivePlan } from './live-search.js';
 import type { ResultCache } from './result-cache.js';
 import type { SearchCatalog } from './search-catalog.js';
 import { selectConnections } from './search-fan-out.js';
@@ -43,8 +43,8 @@ import { StageTimer } from '../../lib/stage-timer.js';
 
 /** The engines a search asks: Quarry's index and the users' databases searched live. */
 export interface SearchEngines {
-  index: Engine<IndexPlan, IndexRef>;
-  live: Engine<LivePlan, LiveRef>;
+  index: Engine<IndexPlan, unknown>;
+  live: Engine<LivePlan, unknown>;
 }
 
 export interface SearchDeps {
@@ -75,7 +75,7 @@ type Asked = ReturnType<typeof readQuery>;
 /** Every engine's ranking of one reading of the query, and the page fused from them. */
 interface Ranked {
   words: CompiledQuery;
-  rankings: [Ranking<IndexRef>, Ranking<LiveRef>];
+  rankings: Array<Ranking<unknown>>;
   answer: Answer;
   relaxed: SearchData['relaxed'];
 }
