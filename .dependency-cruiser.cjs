@@ -6,8 +6,8 @@
  * Scripts (benchmarks, operator commands) import nothing from test/.
  * @type {import('dependency-cruiser').IConfiguration}
  */
-/** What the services stand on: repositories, models, the store, the two search engines, connectors and shared code. */
-const belowServices = '^src/(repositories|models|store|sql-search|search-index|embeddings|connectors|rate-limit|errors|lib|config|crypto)/';
+/** What the services stand on: repositories, models, the store, the search core and its two engines, connectors and shared code. */
+const belowServices = '^src/(repositories|models|store|search-core|sql-search|search-index|embeddings|connectors|rate-limit|errors|lib|config|crypto)/';
 const domain = `^src/services/|${belowServices}|^src/composition[.]ts$`;
 
 module.exports = {

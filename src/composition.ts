@@ -44,6 +44,9 @@ import { RetentionService } from './services/analytics/retention-service.js';
 import { SearchHistoryService, type History } from './services/search/search-history-service.js';
 import { SearchRecorder } from './services/search/search-recorder.js';
 import { SearchService } from './services/search/search-service.js';
+import { SearchCatalog } from './services/search/search-catalog.js';
+import { LiveEngine } from './services/search/live-search.js';
+import { IndexEngine } from './search-index/index-engine.js';
 import { FRESH_MS, OutageReads } from './services/search/outage-reads.js';
 import { SqliteFileCopies } from './services/databases/sqlite-file-copies.js';
 import { SqliteFileService } from './services/databases/sqlite-file-service.js';
@@ -213,12 +216,16 @@ export function createServices(infra: Infrastructure) {
     // As stale as this process's view of the index itself may be after another process wrote it.
     freshMs: Math.min(FRESH_MS, config.index.readConsistencyMs),
   });
+  // What search knows of each connection (tables, full-text indexes, index state), one copy per process.
+  const searchCatalog = new SearchCatalog({
+    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
+    executorFor: (record) => databases.executorFor(record),
+    indexedTables: (ids) => searchReads.indexedTables(ids),
+    now,
+  });
   const search = new SearchService({
-    databases: {
-      owned: (userId, id) => searchReads.owned(userId, id),
-      executorFor: (record) => databases.executorFor(record),
-      tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
-    },
+    databases: { owned: (userId, id) => searchReads.owned(userId, id) },
+    catalog: searchCatalog,
     connections: { listOwned: (userId, environment) => searchReads.listOwned(userId, environment) },
     recorder: searchRecorder,
     cache: searchCacheTtl === 0 ? new NoResultCache()
@@ -228,11 +235,12 @@ export function createServices(infra: Infrastructure) {
     upgradeUrl: config.upgradeUrl,
     timeoutMs: config.searchTimeoutMs,
     onError: (error) => logger.error({ err: error }, 'search failed'),
-    index: {
-      store: searchIndex.store,
-      indexedTables: (ids) => searchReads.indexedTables(ids),
-      providerId: embeddings.id,
+    // The engines every search asks at once: Quarry's index, and the users' databases searched live.
+    engines: {
+      index: new IndexEngine(searchIndex.store),
+      live: new LiveEngine({ catalog: searchCatalog, onError: (error) => logger.error({ err: error }, 'search failed'), timeoutMs: config.searchTimeoutMs }),
     },
+    providerId: embeddings.id,
     // One AI request per semantic or hybrid search, counted before the model runs.
     embedQuery: async (caller, text) => {
       await limits.admitAiRequest(caller);
@@ -247,13 +255,14 @@ export function createServices(infra: Infrastructure) {
   });
   const suggestions = new SuggestionService({
     connections: databaseConnectionRepository,
-    search,
+    catalog: searchCatalog,
     queries: searchSuggestionRepository,
     timeoutMs: config.searchTimeoutMs,
     onError: (error) => logger.warn({ err: error }, 'search vocabulary sampling failed'),
   });
   // Through the bus, so every process (Redis pub/sub) drops its cached records, schemas and vocabularies.
   bus.subscribe('search-connection', (databaseId) => {
+    searchCatalog.forget(databaseId);
     search.forget(databaseId);
     suggestions.forget(databaseId);
   });

@@ -23,7 +23,7 @@ import { MAX_EMBED_CHARS } from '../../src/search-index/documents.js';
 import { RM3 } from '../../src/search-index/feedback.js';
 import { searchIndex, type IndexedSource, type IndexSearchInput } from '../../src/search-index/index-search.js';
 import { IndexStore, type IndexRow, type IndexSpace } from '../../src/search-index/index-store.js';
-import { compileQuery } from '../../src/sql-search/queries.js';
+import { compileQuery } from '../../src/search-core/query.js';
 import { articles, ensureCorpus, verboseQueries } from './lib/bench-corpus.js';
 import { bm25Reference, HALVES, loadCranfield, measure, type Half } from './lib/cranfield.js';
 import { percentile } from './lib/stats.js';

@@ -6,9 +6,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import stem from 'wink-porter2-stemmer';
-import type { AnyWordQuery, QueryNode } from '../sql-search/boolean-query.js';
-import { cut, escapeHtml, LEAD_CHARS, textOf } from '../sql-search/highlight.js';
-import { foldWord as fold, isFoldedStopWord, isStopWord } from '../sql-search/stop-words.js';
+import type { AnyWordQuery, QueryNode } from '../search-core/boolean-query.js';
+import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search-core/highlight.js';
+import { foldWord as fold, isFoldedStopWord, isStopWord } from '../search-core/stop-words.js';
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 

@@ -18,7 +18,7 @@
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
 import { stemOfFolded } from './analyzer.js';
-import { FOLDED_STOP_WORDS, foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+import { FOLDED_STOP_WORDS, foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import type { TextStatistics } from './vocabulary.js';
 

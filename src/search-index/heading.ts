@@ -11,7 +11,7 @@
  * compares them), and exactly for every row read instead of only for those among the best headings.
  */
 import { stemOfFolded } from './analyzer.js';
-import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+import { foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { HeadingStatistics } from './vocabulary.js';
 
 const K1 = 1.2;

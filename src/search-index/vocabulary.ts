@@ -20,7 +20,7 @@
  * rows' words in all, and the headings' statistics (to weigh each ranked row's heading, heading.ts).
  */
 import stem from 'wink-porter2-stemmer';
-import { foldWord, isFoldedStopWord } from '../sql-search/stop-words.js';
+import { foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;

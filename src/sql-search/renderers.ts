@@ -3,7 +3,7 @@
  * on top of that every word is reduced to letters, marks and digits again here, so even a tree built elsewhere cannot
  * carry an operator, a quote or a backslash into the engine's query parser.
  */
-import type { PositiveTerm, QueryNode } from './boolean-query.js';
+import type { PositiveTerm, QueryNode } from '../search-core/boolean-query.js';
 
 /** Only letters, marks and digits survive. */
 export function cleanWord(word: string): string {

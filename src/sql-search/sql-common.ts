@@ -20,7 +20,8 @@
  * row matches); when more rows matched than LIVE_RANK_CANDIDATES, the ranking says it is approximate.
  */
 import { boundedValue, MAX_RESULT_FIELD_CHARS } from '../connectors/index.js';
-import type { AnyWordQuery, QueryNode } from './boolean-query.js';
+import type { AnyWordQuery, QueryNode } from '../search-core/boolean-query.js';
+import { plainValue } from '../search-core/engine.js';
 import type { DetailWindow, Dialect, HitDetail, KeyColumn, RankedRow, SearchTarget, TableRanking } from './types.js';
 
 /** Most rows the fallback reads from a table without a full-text index. */
@@ -193,13 +194,8 @@ export function keysIn(keyRefs: string[], keys: unknown[][], params: Params, cas
   return keys.map((k) => `(${keyRefs.map((ref, i) => `${ref} = ${params.add(k[i])}`).join(' AND ')})`).join(' OR ');
 }
 
-/** A value as JSON can carry it: dates as ISO text, big integers and bytes as text. */
-export function plainValue(value: unknown): unknown {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  return value;
-}
+/** A value as JSON can carry it (one rule for every engine's rows). */
+export { plainValue };
 
 export function fieldsOf(row: Record<string, unknown>, columns: string[], prefix = 'c'): Record<string, unknown> {
   const fields: Record<string, unknown> = {};

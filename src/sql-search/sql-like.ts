@@ -7,12 +7,13 @@
  * scanned rows only.
  */
 import { boundedValue, MAX_SEARCHED_TEXT_CHARS } from '../connectors/index.js';
-import type { QueryNode } from './boolean-query.js';
-import { highlightRow } from './highlight.js';
+import type { QueryNode } from '../search-core/boolean-query.js';
+import { highlightRow } from '../search-core/highlight.js';
 import {
   decodeRank, detailColumnsOf, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
 } from './sql-common.js';
-import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
+import type { CompiledQuery } from '../search-core/query.js';
+import type { Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
 
 function withScanEstimate(ranking: TableRanking, rows: Record<string, unknown>[], target: SearchTarget): TableRanking {
   const scanned = rows.length > 0 ? Number(rows[0]!.quarry_scanned ?? 0) : target.rowEstimate;

@@ -8,11 +8,12 @@
  * every match, and those rows are the engine's exact top. Quoted words and phrases, and excluded ones, are a second
  * MATCH in boolean mode on the same rows. Boolean mode renders the parsed query (renderers.ts) and ranks every match.
  */
-import type { QueryNode } from './boolean-query.js';
-import { highlightRow } from './highlight.js';
+import type { QueryNode } from '../search-core/boolean-query.js';
+import { highlightRow } from '../search-core/highlight.js';
 import { cleanWord, toMysqlBoolean } from './renderers.js';
 import { assertCount, boundedRanking, decodeRank, detailColumnsOf, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
-import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
+import type { CompiledQuery } from '../search-core/query.js';
+import type { Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
 /** Natural mode's AGAINST text: the positive words, nothing else (InnoDB drops its stopwords and short words itself). */
 function naturalText(query: CompiledQuery): string {

@@ -14,14 +14,15 @@
  * ranking and each candidate list have their own), the ts_headline options.
  */
 import { MAX_SNIPPET_CHARS } from '../connectors/index.js';
-import type { QueryNode } from './boolean-query.js';
-import { hasMarker, MARK_START, MARK_STOP, markersToHtml, SNIPPET_SEPARATOR } from './highlight.js';
+import type { QueryNode } from '../search-core/boolean-query.js';
+import { hasMarker, MARK_START, MARK_STOP, markersToHtml, SNIPPET_SEPARATOR } from '../search-core/highlight.js';
 import { toTsquery } from './renderers.js';
 import {
   boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, detailColumnsOf, fieldsOf, keyAliases, keyedRankShape, keyRef,
   keysIn, num, Params, rankSql, tableRef, type RankShape,
 } from './sql-common.js';
-import type { CompiledQuery, Dialect, HitDetail, SearchTarget, Statement, TableQueries } from './types.js';
+import type { CompiledQuery } from '../search-core/query.js';
+import type { Dialect, HitDetail, SearchTarget, Statement, TableQueries } from './types.js';
 
 export const DEFAULT_TS_CONFIG = 'english';
 

@@ -10,11 +10,12 @@
  * always a second statement for the page rows: `... WHERE MATCH ? AND rowid IN (...)`. An external-content index
  * (`content='articles', content_rowid='id'`) reports its rows as rows of the content table, joined on that rowid.
  */
-import { MARK_START, MARK_STOP, hasMarker, highlightRow, markersToHtml } from './highlight.js';
+import { MARK_START, MARK_STOP, hasMarker, highlightRow, markersToHtml } from '../search-core/highlight.js';
 import { fts5ColumnFilter, toFts5 } from './renderers.js';
 import { MAX_RESULT_FIELD_CHARS, MAX_SNIPPET_CHARS } from '../connectors/index.js';
 import { boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, detailColumnsOf, fieldsOf, keysIn, num, Params, rankSql } from './sql-common.js';
-import type { CompiledQuery, Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
+import type { CompiledQuery } from '../search-core/query.js';
+import type { Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
 const SNIPPET_TOKENS = 24;
 

@@ -1,6 +1,5 @@
 /** Shapes shared by the SQL search engine (src/sql-search): what is searched, how, and what comes back per table. */
 import type { Engine, FullTextIndexInfo, SqlExecutor } from '../connectors/index.js';
-import type { AnyWordQuery, PositiveTerm, QueryNode } from './boolean-query.js';
 
 /** 0-based positions of a table's ranking whose rows get their details in the rank statement. */
 export interface DetailWindow {
@@ -13,18 +12,6 @@ export type Dialect = Pick<SqlExecutor, 'quoteIdent' | 'placeholder'>;
 export interface Statement {
   sql: string;
   params: unknown[];
-}
-
-/** The query as every engine needs it: the text, the parsed tree and the words to highlight. */
-export interface CompiledQuery {
-  /** As typed (trimmed); engines never see it, only trees rendered from it. */
-  text: string;
-  mode: 'natural' | 'boolean';
-  /** The condition a row must meet (natural mode: anyWord.match); null when the text has no searchable word. */
-  root: QueryNode | null;
-  /** Natural mode's any-word reading (boolean-query.ts); null in boolean mode and without words. */
-  anyWord: AnyWordQuery | null;
-  terms: PositiveTerm[];
 }
 
 /** A column that identifies a row: a primary key column, or the engine's row address (ctid, rowid). */

@@ -5,7 +5,7 @@
  * words of up to 4 letters). Optimal string alignment distance: a swap of two neighbours counts as one edit.
  */
 import { boundedValue, isValueTooLarge, type SqlExecutor, type TableSchema } from '../connectors/index.js';
-import { wordsOf } from './boolean-query.js';
+import { wordsOf } from '../search-core/boolean-query.js';
 import type { SearchSchema } from './schema-catalog.js';
 
 export const SAMPLE_ROWS = 500;

@@ -1,5 +1,6 @@
 import { createExecutor, DIALECTS } from '../../../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../../../src/sql-search/queries.js';
+import { compileQuery } from '../../../src/search-core/query.js';
+import { tableQueries } from '../../../src/sql-search/queries.js';
 import { loadSearchSchema } from '../../../src/sql-search/schema-catalog.js';
 import { chooseTargets } from '../../../src/sql-search/targets.js';
 import type { Statement } from '../../../src/sql-search/types.js';

@@ -1,21 +1,20 @@
 /**
- * The live path of searchDatabases: tables answered by their own database's full-text search (src/sql-search) rather
- * than by Quarry's index — tables not synced yet, connections with indexing off, boolean mode, a `columns`
- * selection, or a caller who asks for live results. Each database is searched within the search's deadline; a
- * failing or slow one is reported and never fails the search.
+ * The live engine of searchDatabases (search-core/engine.ts): tables answered by their own database's full-text search
+ * (src/sql-search) rather than by Quarry's index — tables not synced yet, connections with indexing off, boolean mode,
+ * a `columns` selection, or a caller who asks for live results. Each table's ranking is a list of its own (scores of
+ * different tables do not compare). Each database is searched within the search's deadline; a failing or slow one
+ * is reported and never fails the search.
  */
 import { isConnectorError, type SqlExecutor } from '../../connectors/index.js';
 import { AppError } from '../../errors/app-error.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
+import { keyText, type DatabaseAnswer, type DetailAsk, type Engine, type EngineHit, type EnginePlan, type RankAsk, type Ranking, type ResultRow } from '../../search-core/engine.js';
+import type { CompiledQuery } from '../../search-core/query.js';
+import { firstPossiblePosition } from '../../search-core/rrf.js';
 import { tableQueries } from '../../sql-search/queries.js';
-import { firstPossiblePosition } from '../../sql-search/rrf.js';
-import { loadSearchSchema, SCHEMA_TTL_MS, type SearchSchema } from '../../sql-search/schema-catalog.js';
-import { plainValue } from '../../sql-search/sql-common.js';
 import { chooseTargets, type TargetFilters } from '../../sql-search/targets.js';
-import { TtlCache } from '../../lib/ttl-cache.js';
-import { withTimeout } from '../../lib/timeout.js';
-import type { CompiledQuery, RankedRow, SearchTarget, TableQueries, TableRanking } from '../../sql-search/types.js';
-import type { DatabaseService } from '../databases/database-service.js';
+import type { RankedRow, SearchTarget, TableQueries, TableRanking } from '../../sql-search/types.js';
+import { beforeDeadline, DeadlineError, type SearchCatalog } from './search-catalog.js';
 
 type SafeError = { code: string; message: string };
 
@@ -42,38 +41,85 @@ export interface LivePage {
   lists: number;
 }
 
-export interface LiveSearchDeps {
-  databases: Pick<DatabaseService, 'executorFor'>;
-  /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
-  onError(error: unknown): void;
-  now: () => number;
-  /** Per-database budget of one search (SEARCH_TIMEOUT_MS), for messages. */
-  timeoutMs: number;
+/** The live engine's part of one search: the databases it reads, each without the tables the index answers. */
+export interface LivePlan extends EnginePlan {
+  databases: Array<{ record: DatabaseConnectionRecord; skip: Set<string> }>;
+  /** The request's `tables` and `columns`. */
+  filters: TargetFilters;
 }
 
-export class DeadlineError extends Error {}
+/** A row of one table's live ranking. */
+export interface LiveRef {
+  database: LiveOutcome;
+  table: TableOutcome;
+  row: RankedRow;
+}
 
-/** Settles like `promise` unless the search's deadline passes first (then a DeadlineError), through the one timeout helper. */
-export function beforeDeadline<T>(promise: Promise<T>, deadline: number, now: () => number): Promise<T> {
-  return withTimeout(promise, deadline - now(), { error: () => new DeadlineError() });
+export interface LiveSearchDeps {
+  /** Each database's executor and full-text indexes. */
+  catalog: Pick<SearchCatalog, 'liveSchema'>;
+  /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
+  onError(error: unknown): void;
+  now?: () => number;
+  /** Per-database budget of one search (SEARCH_TIMEOUT_MS), for messages. */
+  timeoutMs: number;
 }
 
 /** `schema.table` outside PostgreSQL's public, else the bare name (as the index names tables too). */
 export const targetName = ({ schema, table }: Pick<SearchTarget, 'schema' | 'table'>): string =>
   schema && schema !== 'public' ? `${schema}.${table}` : table;
 
-export const keyText = (values: unknown[]): string => values.map((v) => String(plainValue(v))).join(',');
+export class LiveEngine implements Engine<LivePlan, LiveRef> {
+  readonly name = 'live';
+  private readonly now: () => number;
 
-export class LiveSearch {
-  private readonly schemas = new TtlCache<SearchSchema>(SCHEMA_TTL_MS);
+  constructor(private readonly deps: LiveSearchDeps) {
+    this.now = deps.now ?? Date.now;
+  }
 
-  constructor(private readonly deps: LiveSearchDeps) {}
+  /** Every database of the plan at once; each table's ranking is a list of its own. */
+  async rank(plan: LivePlan, ask: RankAsk): Promise<Ranking<LiveRef>> {
+    const { offset, limit, top } = ask.window;
+    const page: LivePage = { offset, limit, top, lists: plan.databases.length + ask.mergedWith };
+    const outcomes = await Promise.all(plan.databases.map((d) => this.searchDatabase(d.record, ask.words, plan.filters, d.skip, page, ask.deadline)));
+    const ranking: Ranking<LiveRef> = {
+      lists: [], scored: false, total: 0, totalIsEstimate: false, databases: new Map(), tables: [], corrections: [], facets: {}, facetsAreEstimate: false,
+    };
+    for (const database of outcomes) {
+      const id = database.record.id;
+      const answer: DatabaseAnswer = { status: database.status, error: database.error, tookMs: database.tookMs, matches: 0, approximate: false, byRankOnly: true };
+      for (const table of database.tables) {
+        const name = targetName(table.queries.target);
+        ranking.lists.push(table.ranking.rows.map((row, i): EngineHit<LiveRef> => ({
+          id: `${id}:${name}:${keyText(row.keys)}`, rank: i + 1, score: row.score, databaseId: id, engine: this.name, ref: { database, table, row },
+        })));
+        answer.matches += table.ranking.total;
+        answer.approximate ||= table.ranking.approximate;
+        ranking.total += table.ranking.total;
+        ranking.totalIsEstimate ||= table.ranking.totalIsEstimate;
+        ranking.tables.push({ databaseId: id, table: name, scanned: table.queries.target.index === null });
+      }
+      ranking.databases.set(id, answer);
+    }
+    return ranking;
+  }
+
+  /** The page rows' fields and snippets: from the rank statements, or read now for rows they left without. */
+  async details(_plan: LivePlan, rows: LiveRef[], ask: DetailAsk): Promise<Array<ResultRow | null>> {
+    await this.fillDetails(rows, ask.deadline);
+    return rows.map(({ table, row }) => {
+      const { target } = table.queries;
+      const primaryKey = Object.fromEntries(target.keys.map((k, i) => [k.name, row.keys[i] === undefined ? null : row.keys[i]]));
+      const detail = row.detail ?? { fields: { ...primaryKey }, snippet: '', matchedColumns: [] };
+      return { table: targetName(target), primaryKey, fields: detail.fields, snippet: detail.snippet, matchedColumns: detail.matchedColumns };
+    });
+  }
 
   /**
    * Searches one database's selected tables, leaving out `skip` (tables the index answers). A database with nothing
    * left to search live is not contacted at all.
    */
-  async search(
+  private async searchDatabase(
     record: DatabaseConnectionRecord,
     query: CompiledQuery,
     filters: TargetFilters,
@@ -81,10 +127,10 @@ export class LiveSearch {
     page: LivePage,
     deadline: number,
   ): Promise<LiveOutcome> {
-    const started = this.deps.now();
+    const started = this.now();
     const outcome: LiveOutcome = { record, executor: null, status: 'ok', error: null, tookMs: 0, tables: [] };
     try {
-      const { executor, schema } = await this.schemaOf(record, deadline);
+      const { executor, schema } = await this.deps.catalog.liveSchema(record, deadline);
       outcome.executor = executor;
       const targets = chooseTargets(schema, filters).filter((target) => !skip.has(targetName(target)));
       const builders = targets.flatMap((target) => tableQueries(target, query, executor) ?? []);
@@ -94,9 +140,9 @@ export class LiveSearch {
       const settled = await Promise.allSettled(builders.map(async (queries) => {
         const statement = queries.rank(page.top, queries.inlineDetails ? window : { from: 0, to: 0 });
         const rows = await beforeDeadline(
-          executor.query(statement.sql, statement.params, { timeoutMs: Math.max(1, deadline - this.deps.now()) }),
+          executor.query(statement.sql, statement.params, { timeoutMs: Math.max(1, deadline - this.now()) }),
           deadline,
-          this.deps.now,
+          this.now,
         );
         return { queries, ranking: queries.decodeRanking(rows, window) };
       }));
@@ -107,18 +153,12 @@ export class LiveSearch {
     } catch (error) {
       Object.assign(outcome, this.failure(error));
     }
-    outcome.tookMs = Math.max(0, Math.round(this.deps.now() - started));
+    outcome.tookMs = Math.max(0, Math.round(this.now() - started));
     return outcome;
   }
 
-  /** Names of the tables a live search of this database would read (the same selection rules), or null if unreachable. */
-  async selectedTables(record: DatabaseConnectionRecord, filters: TargetFilters, deadline: number): Promise<string[]> {
-    const { schema } = await this.schemaOf(record, deadline);
-    return chooseTargets(schema, filters).map(targetName);
-  }
-
   /** Snippets and fields of page rows the rank statements left without (deep pages over several tables, FTS5). */
-  async fillDetails(page: Array<{ database: LiveOutcome; table: TableOutcome; row: RankedRow }>, deadline: number): Promise<void> {
+  private async fillDetails(page: LiveRef[], deadline: number): Promise<void> {
     const missing = new Map<TableOutcome, typeof page>();
     for (const candidate of page.filter((c) => c.row.detail === null)) {
       missing.set(candidate.table, [...(missing.get(candidate.table) ?? []), candidate]);
@@ -127,8 +167,8 @@ export class LiveSearch {
       const executor = candidates[0]!.database.executor!;
       const statement = table.queries.details(candidates.map((c) => c.row.keys));
       try {
-        const budget = Math.max(500, deadline - this.deps.now());
-        const rows = await beforeDeadline(executor.query(statement.sql, statement.params, { timeoutMs: budget }), this.deps.now() + budget, this.deps.now);
+        const budget = Math.max(500, deadline - this.now());
+        const rows = await beforeDeadline(executor.query(statement.sql, statement.params, { timeoutMs: budget }), this.now() + budget, this.now);
         const byKey = new Map(table.queries.decodeDetails(rows).map((d) => [keyText(d.keys), d.detail]));
         for (const candidate of candidates) candidate.row.detail = byKey.get(keyText(candidate.row.keys)) ?? null;
       } catch (error) {
@@ -137,25 +177,8 @@ export class LiveSearch {
     }));
   }
 
-  /** A connection changed or went: its schema is stale. */
-  forget(databaseId: string): void {
-    this.schemas.forget(databaseId);
-  }
-
-  /** A connection's pooled executor and its search schema (discovered on first use, then cached). */
-  async schemaOf(record: DatabaseConnectionRecord, deadline: number): Promise<{ executor: SqlExecutor; schema: SearchSchema }> {
-    const executor = await beforeDeadline(this.deps.databases.executorFor(record), deadline, this.deps.now);
-    const stamp = `${record.updatedAt.getTime()}`;
-    const schema = await beforeDeadline(
-      this.schemas.get(record.id, stamp, () => loadSearchSchema(executor, record.tables, Math.max(1, deadline - this.deps.now()))),
-      deadline,
-      this.deps.now,
-    );
-    return { executor, schema };
-  }
-
   /** A database's failure in words safe to show: timeouts apart, connector codes as they are, bugs hidden. */
-  failure(error: unknown): Pick<LiveOutcome, 'status' | 'error'> {
+  private failure(error: unknown): Pick<LiveOutcome, 'status' | 'error'> {
     const seconds = `${Math.round(this.deps.timeoutMs / 100) / 10} s`;
     if (error instanceof DeadlineError || (isConnectorError(error) && error.code === 'DATABASE_TIMEOUT')) {
       return { status: 'timeout', error: { code: 'DATABASE_TIMEOUT', message: `The database did not answer within the search time limit (${seconds}).` } };

@@ -5,115 +5,109 @@
  */
 import { lagSeconds } from '../../search-index/changes/freshness.js';
 import type { components } from '../../../generated/openapi.js';
-import type { HitDetail as LiveDetail } from '../../sql-search/types.js';
-import type { HitDetail, IndexSearchResult } from '../../search-index/index-search.js';
-import { keyText, targetName, type LiveOutcome } from './live-search.js';
-import type { Answer, Candidate } from './search-merge.js';
-import type { DatabasePlan, NotSemantic } from './search-plan.js';
+import { keyText, type DatabaseAnswer, type PageWindow, type Ranking, type ResultRow } from '../../search-core/engine.js';
+import type { Answer } from './search-merge.js';
+import type { DatabasePlan, Route } from './search-plan.js';
 import { MAX_OFFSET, type SearchData, type SearchMode, type SearchRequest } from './search-request.js';
 
 type SearchResult = components['schemas']['SearchResult'];
 
+/** What the search found: the fused page, each row's details (null: vanished), and every engine's ranking. */
+export interface Found {
+  answer: Answer;
+  rows: Array<ResultRow | null>;
+  rankings: Array<Ranking<unknown>>;
+  /** What a relaxed reading of the query gave up (empty: the query matched as written). */
+  relaxed: SearchData['relaxed'];
+  /** How long the engines took to rank, all of them at once. */
+  rankTookMs: number;
+}
+
 export interface PageInput {
   request: SearchRequest;
   mode: SearchMode;
-  answer: Answer;
-  offset: number;
-  limit: number;
+  window: PageWindow;
+  route: Route;
+  found: Found;
   nextCursor: () => string;
   /** The whole search's time so far. */
   tookMs: number;
-  plans: DatabasePlan[];
-  liveOutcomes: LiveOutcome[];
-  indexed: IndexSearchResult;
-  indexTookMs: number;
-  notSemantic: NotSemantic[];
-  excluded: SearchData['excludedTables'];
-  /** What a relaxed reading of the query gave up (empty: the query matched as written). */
-  relaxed: SearchData['relaxed'];
   /** The answer's moment, that each database's lag is measured to. */
   now: number;
 }
 
 /** The response page: results, totals, paging, each database's status and how its tables were searched. */
 export function pageData(p: PageInput): SearchData {
-  const { answer, offset, limit } = p;
+  const { answer, rankings } = p.found;
+  const { offset, limit } = p.window;
   const hasMore = offset + answer.page.length < answer.total;
-  const outcomeOf = new Map(p.liveOutcomes.map((o) => [o.record.id, o]));
-  const results = answer.page.flatMap(({ item, score }, i) => result(item, score, offset + i + 1) ?? []);
+  const recordOf = new Map(p.route.plans.map((plan) => [plan.record.id, plan.record]));
+  const results = answer.page.flatMap(({ item, score }, i) => result(recordOf.get(item.databaseId)!, p.found.rows[i] ?? null, score, offset + i + 1) ?? []);
   const data: SearchData = {
     query: p.request.query,
     searchMode: p.mode,
     results,
     total: answer.total,
     totalIsEstimate: answer.totalIsEstimate,
-    approximate: answer.approximate || p.liveOutcomes.some((o) => o.tables.some((t) => t.ranking.approximate)),
+    approximate: answer.approximate || rankings.some((r) => [...r.databases.values()].some((d) => d.approximate)),
     limit,
     offset,
     hasMore,
     nextCursor: hasMore && offset + limit <= MAX_OFFSET ? p.nextCursor() : null,
     tookMs: p.tookMs,
-    databases: p.plans.map((plan) => {
-      const outcome = outcomeOf.get(plan.record.id);
+    databases: p.route.plans.map((plan) => {
+      const answers = rankings.flatMap((r) => r.databases.get(plan.record.id) ?? []);
+      const failed = answers.find((a) => a.status !== 'ok');
+      const live = answers.some((a) => a.byRankOnly);
       const fromIndex = plan.sources.length > 0;
-      const liveMatches = outcome?.tables.reduce((s, t) => s + t.ranking.total, 0) ?? 0;
       return {
         databaseId: plan.record.id,
         databaseName: plan.record.name,
         engine: plan.record.engine,
-        status: outcome?.status ?? 'ok',
-        tookMs: Math.max(outcome?.tookMs ?? 0, fromIndex ? p.indexTookMs : 0),
-        matches: (p.indexed.matchesByConnection.get(plan.record.id) ?? 0) + liveMatches,
-        error: outcome?.error ?? null,
-        source: fromIndex && outcome ? 'mixed' : fromIndex ? 'index' : 'live',
+        status: failed?.status ?? 'ok',
+        tookMs: answers.reduce((most, a) => Math.max(most, a.tookMs ?? p.found.rankTookMs), 0),
+        matches: answers.reduce((sum, a) => sum + a.matches, 0),
+        error: failed?.error ?? null,
+        source: fromIndex && live ? 'mixed' : fromIndex ? 'index' : 'live',
         indexedAt: plan.indexedAt?.toISOString() ?? null,
         lagSeconds: lagSeconds(plan.indexedAt, p.now),
-        approximate: Boolean(outcome) && (answer.approximate || (outcome?.tables.some((t) => t.ranking.approximate) ?? false)),
+        approximate: answers.some((a) => databaseApproximate(a, answer.approximate)),
       };
     }),
-    unindexedTables: p.liveOutcomes.flatMap((o) => o.tables.filter((t) => t.queries.target.index === null)
-      .map((t) => ({ databaseId: o.record.id, table: targetName(t.queries.target) }))),
-    liveTables: p.mode === 'semantic' || p.excluded.some((t) => t.reason === 'not_indexed') ? []
-      : p.plans.flatMap((plan) => plan.live.map((t) => ({ databaseId: plan.record.id, ...t }))),
-    excludedTables: p.excluded,
-    corrections: p.indexed.corrections,
-    relaxed: p.relaxed,
+    unindexedTables: rankings.flatMap((r) => r.tables.filter((t) => t.scanned).map(({ databaseId, table }) => ({ databaseId, table }))),
+    liveTables: p.mode === 'semantic' || p.route.excluded.some((t) => t.reason === 'not_indexed') ? []
+      : p.route.plans.flatMap((plan) => plan.live.map((t) => ({ databaseId: plan.record.id, ...t }))),
+    excludedTables: p.route.excluded,
+    corrections: rankings.flatMap((r) => r.corrections),
+    relaxed: p.found.relaxed,
   };
   if ((p.request.facets?.length ?? 0) > 0) {
-    data.facets = p.indexed.facets as NonNullable<SearchData['facets']>;
-    data.facetsAreEstimate = p.indexed.totalIsEstimate;
+    data.facets = Object.assign({}, ...rankings.map((r) => r.facets)) as NonNullable<SearchData['facets']>;
+    data.facetsAreEstimate = rankings.some((r) => r.facetsAreEstimate);
   }
-  if (p.mode === 'semantic' || p.mode === 'hybrid') data.semanticUnindexedTables = p.notSemantic;
+  if (p.mode === 'semantic' || p.mode === 'hybrid') data.semanticUnindexedTables = p.route.notSemantic;
   return data;
 }
 
-/** A page row as a result; an index row whose stored copy vanished meanwhile (a sync removed it) is left out. */
-function result(candidate: Candidate, score: number, rank: number): SearchResult | null {
-  const { record } = candidate.plan;
-  let table: string;
-  let primaryKey: Record<string, unknown>;
-  let detail: LiveDetail | HitDetail;
-  if (candidate.kind === 'index') {
-    if (!candidate.detail) return null;
-    table = candidate.source.tableName;
-    primaryKey = Object.fromEntries(candidate.source.keyColumns.map((c) => [c, candidate.detail!.fields[c] ?? candidate.detail!.primaryKey[c] ?? null]));
-    detail = candidate.detail;
-  } else {
-    table = targetName(candidate.table.queries.target);
-    primaryKey = Object.fromEntries(candidate.table.queries.target.keys.map((k, i) => [k.name, candidate.row.keys[i] === undefined ? null : candidate.row.keys[i]]));
-    detail = candidate.row.detail ?? { fields: { ...primaryKey }, snippet: '', matchedColumns: [] };
-  }
+/** A database's rows are approximate when its own ranking is, or when they were merged by rank into a fused answer. */
+function databaseApproximate(answer: DatabaseAnswer, fused: boolean): boolean {
+  return answer.byRankOnly && (fused || answer.approximate);
+}
+
+/** A page row as a result; a row whose stored copy vanished meanwhile (a sync removed it) is left out. */
+function result(record: DatabasePlan['record'], row: ResultRow | null, score: number, rank: number): SearchResult | null {
+  if (!row) return null;
   return {
-    id: `${record.id}:${table}:${keyText(Object.values(primaryKey))}`,
+    id: `${record.id}:${row.table}:${keyText(Object.values(row.primaryKey))}`,
     databaseId: record.id,
     databaseName: record.name,
-    table,
-    primaryKey: Object.fromEntries(Object.entries(primaryKey).map(([k, v]) => [k, plainKey(v)])),
+    table: row.table,
+    primaryKey: Object.fromEntries(Object.entries(row.primaryKey).map(([k, v]) => [k, plainKey(v)])),
     rank,
     score: Math.round(score * 1e8) / 1e8,
-    snippet: detail.snippet,
-    matchedColumns: detail.matchedColumns,
-    fields: detail.fields,
+    snippet: row.snippet,
+    matchedColumns: row.matchedColumns,
+    fields: row.fields,
   };
 }
 

@@ -9,12 +9,16 @@ import type { components } from '../../../generated/openapi.js';
 import type { TableSchema } from '../../connectors/index.js';
 import { AppError } from '../../errors/app-error.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
-import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
 import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
 import { indexedColumns } from '../../search-index/filter-columns.js';
-import type { RefinableSource } from './search-refinements.js';
-import type { SearchMode, SearchRequest } from './search-request.js';
+import type { SearchCatalog } from './search-catalog.js';
+import { indexPlanLists, type IndexPlan } from '../../search-index/index-engine.js';
+import { RM3 } from '../../search-index/feedback.js';
+import type { StageTimer } from '../../lib/stage-timer.js';
+import type { LivePlan } from './live-search.js';
+import { needsIndex, type RefinableSource, type Refinements } from './search-refinements.js';
+import type { PageRequest, SearchData, SearchMode, SearchRequest } from './search-request.js';
 
 type LiveReason = components['schemas']['LiveTable']['reason'];
 export type NotSemantic = NonNullable<components['schemas']['SearchResponse']['data']['semanticUnindexedTables']>[number];
@@ -39,20 +43,20 @@ export interface DatabasePlan {
 }
 
 export interface PlanDeps {
-  tablesOf(record: DatabaseConnectionRecord): Promise<TableSchema[]>;
-  indexedTables(connectionIds: string[]): Promise<{ tables: IndexTableRecord[]; liveJobs: IndexJobRecord[] }>;
+  /** Each database's tables and the index's state of them. */
+  catalog: Pick<SearchCatalog, 'tables' | 'indexState'>;
   /** The embedding model semantic tables must be indexed with to be searched by meaning. */
   providerId: string;
 }
 
 /** One plan per database the search reads. */
 export async function planSearch(deps: PlanDeps, records: DatabaseConnectionRecord[], request: SearchRequest, mode: SearchMode): Promise<DatabasePlan[]> {
-  const { tables: indexed, liveJobs } = await deps.indexedTables(records.map((r) => r.id));
+  const { tables: indexed, liveJobs } = await deps.catalog.indexState(records.map((r) => r.id));
   return Promise.all(records.map(async (record): Promise<DatabasePlan> => {
     const plan: DatabasePlan = { record, sources: [], live: [], indexedNames: new Set(), indexedAt: null, searchLive: false, notSemantic: [], wholeIndex: false, syncedAt: [] };
     let schema: TableSchema[];
     try {
-      schema = await deps.tablesOf(record);
+      schema = await deps.catalog.tables(record);
     } catch {
       plan.searchLive = true; // unknown tables: the live search reports why the database cannot be read
       return plan;
@@ -118,6 +122,72 @@ export function withoutIndex(plan: DatabasePlan): DatabasePlan {
   const moved = [...plan.indexedNames].map((table) => ({ table, reason: 'index_unavailable' as const }));
   const live = [...plan.live, ...moved];
   return { ...plan, sources: [], indexedNames: new Set(), indexedAt: null, syncedAt: [], wholeIndex: false, live, searchLive: plan.searchLive || live.length > 0 };
+}
+
+/** How the search read its databases: the plan of each, and the tables it could not read as asked. */
+export interface Route {
+  plans: DatabasePlan[];
+  notSemantic: NotSemantic[];
+  excluded: SearchData['excludedTables'];
+}
+
+/** How one search reads its databases, and each engine's part of it. */
+export interface SearchRoute extends Route {
+  index: IndexPlan;
+  live: LivePlan;
+  /** Filters, sorting or facets: only the index can answer (tables searched live are left out). */
+  byIndexOnly: boolean;
+}
+
+export interface RouteContext {
+  mode: SearchMode;
+  semanticRatio: number;
+  page: PageRequest;
+  /** The caller's search space in the index. */
+  space: string;
+  /** Every connection of the environment is read (no publishable key's or plan's cap left one out). */
+  everyConnection: boolean;
+  timer?: StageTimer;
+}
+
+/** Each engine's part of a search: the index ranks the refined indexed tables, the live engine every table left. */
+export function routeSearch(plans: DatabasePlan[], request: SearchRequest, refined: Refinements, context: RouteContext): SearchRoute {
+  const { mode, page } = context;
+  const byIndexOnly = needsIndex(request);
+  const excluded = [
+    ...refined.excluded,
+    // Filters, sorting and facets read the index: tables searched live are left out of such a search.
+    ...(byIndexOnly ? plans.flatMap((p) => p.live.map((t) => ({ databaseId: p.record.id, table: t.table, reason: 'not_indexed' as const }))) : []),
+  ];
+  const index: IndexPlan = {
+    space: context.space,
+    sources: refined.sources,
+    lists: indexPlanLists(refined.sources),
+    databases: plans.filter((p) => p.sources.length > 0).map((p) => p.record.id),
+    // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
+    wholeSpace: context.everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
+    refinements: { where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights },
+    ranking: {
+      mode: mode === 'boolean' ? 'natural' : mode, semanticRatio: context.semanticRatio, typoTolerance: page.typoTolerance, exactTotal: page.exactTotal,
+      feedback: page.queryExpansion ? RM3 : null, rerank: page.relevanceFeedback ? RM3 : null,
+    },
+    timer: context.timer,
+  };
+  const live = livePlan(mode === 'semantic' || byIndexOnly ? [] : plans, request);
+  return { plans, notSemantic: plans.flatMap((p) => p.notSemantic), excluded, index, live, byIndexOnly };
+}
+
+/** The live engine's part: the databases with a table left to it, each without the tables the index answers. */
+function livePlan(plans: DatabasePlan[], request: SearchRequest): LivePlan {
+  const databases = plans.filter((p) => p.searchLive).map((p) => ({ record: p.record, skip: p.indexedNames }));
+  return { databases, lists: databases.length, filters: request };
+}
+
+/** The route when the index cannot be read: every table is searched live, and says why. */
+export function routeWithoutIndex(route: SearchRoute, request: SearchRequest): SearchRoute {
+  const plans = route.plans.map(withoutIndex);
+  const index: IndexPlan = { ...route.index, sources: [], lists: 0, databases: [] };
+  return { ...route, plans, index, live: livePlan(plans, request) };
 }
 
 /** How long a search answered 503 INDEX_UNAVAILABLE should wait before it is sent again (seconds). */

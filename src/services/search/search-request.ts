@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/openapi.js';
 import { validationError, type AppError } from '../../errors/app-error.js';
-import { decodeCursor, searchFingerprint } from '../../sql-search/cursor.js';
-import { compileQuery } from '../../sql-search/queries.js';
-import type { CompiledQuery } from '../../sql-search/types.js';
+import { decodeCursor, searchFingerprint } from '../../search-core/cursor.js';
+import { compileQuery } from '../../search-core/query.js';
+import type { CompiledQuery } from '../../search-core/query.js';
 import type { KeyCaller } from '../callers.js';
 
 export type SearchRequest = components['schemas']['SearchRequest'];

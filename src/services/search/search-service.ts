@@ -9,44 +9,50 @@
  * (live-search.ts), in parallel and within SEARCH_TIMEOUT_MS. When both kinds take part, the index's ranking and each
  * live table's ranking are merged by reciprocal rank fusion and the answer says the order is approximate.
  *
- * This file is the order of a search; each step has its own file: the request read and bounded (search-request.ts),
- * the connections it reads (search-fan-out.ts), how each database is read (search-plan.ts), the index and the live
- * databases asked at once, one ranking from their answers (search-merge.ts), the response page (search-page.ts) and
- * the record of the search (search-recorder.ts). A database that fails or runs out of time is reported in
+ * This file is the order of a search, as the product works; each step has its own file: the request read and bounded
+ * (search-request.ts), the connections it reads (search-fan-out.ts), how each database is read and each engine's part
+ * of it (search-plan.ts, from the catalog: search-catalog.ts), every engine ranking its part at once (search-core/
+ * engine.ts: the index, src/search-index/index-engine.ts, and the live databases, live-search.ts), one ranking fused
+ * from their lists (search-merge.ts), the details of the page's rows from the engine of each, the response page
+ * (search-page.ts) and the record of the search (search-recorder.ts). A database that fails or runs out of time is reported in
  * `databases` and never fails the search; a natural or boolean page is cached only when every database answered.
  * Every search, cached or not, is recorded.
  */
 import { lagSeconds } from '../../search-index/changes/freshness.js';
 import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
-import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
-import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
-import { encodeCursor } from '../../sql-search/cursor.js';
-import { relaxedQueries } from '../../sql-search/queries.js';
-import type { Relaxation } from '../../sql-search/relaxation.js';
-import type { CompiledQuery } from '../../sql-search/types.js';
-import { indexTextQuery, queryStems } from '../../search-index/analyzer.js';
-import { RM3 } from '../../search-index/feedback.js';
-import { hitDetails, searchIndex, type IndexedSource } from '../../search-index/index-search.js';
-import { spaceName, type IndexStore } from '../../search-index/index-store.js';
+import { encodeCursor } from '../../search-core/cursor.js';
+import type { DetailAsk, Engine, EnginePlan, PageWindow, Ranking, ResultRow } from '../../search-core/engine.js';
+import { relaxedQueries, type CompiledQuery } from '../../search-core/query.js';
+import type { IndexPlan } from '../../search-index/index-engine.js';
+import { spaceName } from '../../search-index/index-store.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
-import type { Correction } from '../../search-index/typos.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
 import { searchScope } from '../keys/publishable-keys.js';
-import { LiveSearch, targetName } from './live-search.js';
+import type { LivePlan } from './live-search.js';
 import type { ResultCache } from './result-cache.js';
+import type { SearchCatalog } from './search-catalog.js';
 import { selectConnections } from './search-fan-out.js';
-import { merge, type Candidate } from './search-merge.js';
-import { pageData } from './search-page.js';
-import { INDEX_RETRY_AFTER_SECONDS, indexUnavailable, planSearch, semanticIndexRequired, withoutIndex } from './search-plan.js';
+import { merge, type Answer } from './search-merge.js';
+import { pageData, type Found } from './search-page.js';
+import { INDEX_RETRY_AFTER_SECONDS, indexUnavailable, planSearch, routeSearch, routeWithoutIndex, semanticIndexRequired, type SearchRoute } from './search-plan.js';
 import { searchRecordOf, type SearchRecorder } from './search-recorder.js';
-import { needsIndex, refine } from './search-refinements.js';
+import { refine } from './search-refinements.js';
 import { pageCacheKey, readPage, readQuery, type SearchData, type SearchRequest } from './search-request.js';
 import { StageTimer } from '../../lib/stage-timer.js';
 
+/** The engines a search asks: Quarry's index and the users' databases searched live. */
+export interface SearchEngines {
+  index: Engine<IndexPlan, unknown>;
+  live: Engine<LivePlan, unknown>;
+}
+
 export interface SearchDeps {
-  databases: Pick<DatabaseService, 'owned' | 'executorFor' | 'tablesOf'>;
+  databases: Pick<DatabaseService, 'owned'>;
   connections: Pick<DatabaseConnectionRepository, 'listOwned'>;
+  /** What search knows of each database: its tables, full-text indexes and index state. */
+  catalog: Pick<SearchCatalog, 'tables' | 'indexState'>;
+  engines: SearchEngines;
   recorder: Pick<SearchRecorder, 'record'>;
   cache: ResultCache;
   /** Signs cursors (derived from a server secret). */
@@ -57,185 +63,184 @@ export interface SearchDeps {
   timeoutMs: number;
   /** Unexpected failures (bugs), logged; the caller sees a safe error per database. */
   onError(error: unknown): void;
-  index: {
-    store: Pick<IndexStore, 'space'>;
-    indexedTables(connectionIds: string[]): Promise<{ tables: IndexTableRecord[]; liveJobs: IndexJobRecord[] }>;
-    /** The embedding model semantic tables must be indexed with to be searched by meaning. */
-    providerId: string;
-  };
+  /** The embedding model semantic tables must be indexed with to be searched by meaning. */
+  providerId: string;
   /** Counts one AI request against the key's hourly limit, then embeds the query (semantic and hybrid). */
   embedQuery(caller: KeyCaller, text: string): Promise<Float32Array>;
   now?: () => number;
 }
 
+type Asked = ReturnType<typeof readQuery>;
+
+/** Every engine's ranking of one reading of the query, and the page fused from them. */
+interface Ranked {
+  words: CompiledQuery;
+  rankings: Array<Ranking<unknown>>;
+  answer: Answer;
+  relaxed: SearchData['relaxed'];
+}
+
 export class SearchService {
   private readonly now: () => number;
-  private readonly live: LiveSearch;
   /** The index's storage failed a search: until then, searches are answered without it. */
   private indexDownUntil = 0;
 
   constructor(private readonly deps: SearchDeps) {
     this.now = deps.now ?? Date.now;
-    this.live = new LiveSearch({ databases: deps.databases, onError: deps.onError, now: this.now, timeoutMs: deps.timeoutMs });
   }
 
-  /** searchDatabases; `timer` learns where the time went (the answer's Server-Timing). */
+  /**
+   * searchDatabases: select connections -> plan each engine's part -> every engine ranks at once -> fuse -> details
+   * of the page's rows -> the page. `timer` learns where the time went (the answer's Server-Timing).
+   */
   async search(caller: KeyCaller, request: SearchRequest, timer: StageTimer = new StageTimer()): Promise<SearchData> {
     const started = this.now();
     let planStarted = performance.now();
     const asked = readQuery(request);
-    const { mode, query, limit, semanticRatio } = asked;
     // A publishable key searches only its own databases and tables (services/keys/publishable-keys.ts).
     const scope = searchScope(caller.key, request);
     request = { ...request, tables: scope.tables };
-    const { records, all: everyConnection } = await selectConnections(this.deps, caller, scope.databases, scope.keyDefault);
+    const { records, all } = await selectConnections(this.deps, caller, scope.databases, scope.keyDefault);
     const page = readPage(caller, request, asked, this.deps.cursorSecret);
-    const { offset, top } = page;
-
-    let plans = await planSearch({
-      tablesOf: (record) => this.deps.databases.tablesOf(record),
-      indexedTables: (ids) => this.deps.index.indexedTables(ids),
-      providerId: this.deps.index.providerId,
-    }, records, request, mode);
-    const cacheKey = this.deps.cache.enabled ? pageCacheKey(page, limit, mode, plans) : null;
+    const plans = await planSearch({ catalog: this.deps.catalog, providerId: this.deps.providerId }, records, request, asked.mode);
+    const cacheKey = this.deps.cache.enabled ? pageCacheKey(page, asked.limit, asked.mode, plans) : null;
     timer.add('plan', performance.now() - planStarted);
     const cached = cacheKey ? await timer.time('cache', () => this.deps.cache.get(cacheKey)) : null;
+    if (cached) return this.fromCache(caller, cached, records, started);
+
     planStarted = performance.now();
-    if (cached) {
-      const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
-      const now = this.now();
-      // A cached page's rows are as old as they were; its lag is measured again to now.
-      const databases = entry.data.databases.map((d) => ({ ...d, lagSeconds: lagSeconds(d.indexedAt ? new Date(d.indexedAt) : null, now) }));
-      const data = { ...entry.data, databases, tookMs: Math.max(0, Math.round(now - started)) };
-      this.deps.recorder.record(searchRecordOf(caller, data, records, entry.tables, 'ok', this.now()));
-      return data;
-    }
-
+    const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), tableOf(plans));
+    let route = routeSearch(plans, request, refined, {
+      mode: asked.mode, semanticRatio: asked.semanticRatio, page, space: spaceName(caller.user.id, caller.key.environment), everyConnection: all, timer,
+    });
+    const vector = await this.embedding(caller, asked, route);
     let deadline = started + this.deps.timeoutMs;
-    const tableOf = new Map(plans.flatMap((p) => p.sources.map((s) => [s.src, { databaseId: p.record.id, table: s.tableName }] as const)));
-    const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), (src) => tableOf.get(src)!);
-    let sources = refined.sources;
-    const byIndexOnly = needsIndex(request);
-    const excluded = [
-      ...refined.excluded,
-      // Filters, sorting and facets read the index: tables searched live are left out of such a search.
-      ...(byIndexOnly ? plans.flatMap((p) => p.live.map((t) => ({ databaseId: p.record.id, table: t.table, reason: 'not_indexed' as const }))) : []),
-    ];
-    const notSemantic = plans.flatMap((p) => p.notSemantic);
-    const semanticSources = sources.filter((s) => s.semanticReady);
-    if (mode === 'semantic' && semanticSources.length === 0) throw semanticIndexRequired(notSemantic);
-    const vector = mode !== 'natural' && mode !== 'boolean' && semanticSources.length > 0 ? await this.deps.embedQuery(caller, query.text) : null;
-
-    // The index and every live database are asked at once; each ranks its top (offset + limit) rows.
-    const space = spaceName(caller.user.id, caller.key.environment);
-    let livePlans = mode === 'semantic' || byIndexOnly ? [] : plans.filter((p) => p.searchLive);
-    const ask = async (words: CompiledQuery) => {
-      const [indexed, liveOutcomes] = await Promise.all([
-        searchIndex(this.deps.index.store, {
-          space, sources, mode: mode === 'boolean' ? 'natural' : mode, text: indexTextQuery(words), vector, window: top, semanticRatio,
-          // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
-          wholeSpace: everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
-          where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights, typoTolerance: page.typoTolerance,
-          exactTotal: page.exactTotal, feedback: page.queryExpansion ? RM3 : null,
-          rerank: page.relevanceFeedback ? RM3 : null, timer,
-        }),
-        Promise.all(livePlans.map((plan) => this.live.search(plan.record, words, request, plan.indexedNames, {
-          offset, limit, top, lists: livePlans.length + (sources.length > 0 ? 1 : 0),
-        }, deadline))),
-      ]);
-      return { words, indexed, liveOutcomes, answer: merge(plans, sources, indexed, liveOutcomes, offset, limit), relaxed: [] as Relaxation[] };
-    };
-    const answerQuery = async () => {
-      let found = await ask(query);
-      // Never empty while words match: only a query that found nothing is read more loosely, step by
-      // step, within the same deadline, and the answer says what it gave up. Semantic search reads no words.
-      if (found.answer.total === 0 && mode !== 'semantic') {
-        for (const looser of relaxedQueries(query)) {
-          const next = await ask(looser.query);
-          if (next.answer.total === 0) continue;
-          found = { ...next, relaxed: looser.relaxed };
-          break;
-        }
-      }
-      return found;
-    };
-    // The index's storage is down: each database's tables are searched live, as the answer says
-    // (liveTables, reason index_unavailable), within a budget of their own; what only the index can answer is 503
-    // with Retry-After. Once it failed, the index is not asked again for INDEX_RETRY_AFTER_SECONDS.
+    // The index's storage is down: each database's tables are searched live, as the answer says (liveTables, reason
+    // index_unavailable), within a budget of their own; what only the index can answer is 503 with Retry-After.
+    // Once it failed, the index is not asked again for INDEX_RETRY_AFTER_SECONDS.
     const withoutTheIndex = () => {
-      if (mode === 'semantic' || byIndexOnly) throw indexUnavailable();
-      plans = plans.map(withoutIndex);
-      sources = [];
-      livePlans = plans.filter((p) => p.searchLive);
+      if (asked.mode === 'semantic' || route.byIndexOnly) throw indexUnavailable();
+      route = routeWithoutIndex(route, request);
       deadline = this.now() + this.deps.timeoutMs;
     };
-    const indexDown = sources.length > 0 && this.now() < this.indexDownUntil;
+    const indexDown = route.index.sources.length > 0 && this.now() < this.indexDownUntil;
     if (indexDown) withoutTheIndex();
     timer.add('plan', performance.now() - planStarted);
-    const indexStarted = this.now();
-    const rankStarted = performance.now();
-    let found;
+
+    const window: PageWindow = { offset: page.offset, limit: asked.limit, top: page.top };
+    const rankStarted = this.now();
+    const rankTimed = performance.now();
+    let ranked: Ranked;
     try {
-      found = await answerQuery();
+      ranked = await this.rankRelaxing(route, asked, vector, window, deadline);
     } catch (error) {
-      if (sources.length === 0 || !isIndexStorageFailure(error)) throw error;
+      if (route.index.sources.length === 0 || !isIndexStorageFailure(error)) throw error;
       this.deps.onError(error);
       this.indexDownUntil = this.now() + INDEX_RETRY_AFTER_SECONDS * 1000;
       withoutTheIndex();
-      found = await answerQuery();
+      ranked = await this.rankRelaxing(route, asked, vector, window, deadline);
     }
     const answeredLive = indexDown || this.now() < this.indexDownUntil;
-    const { indexed, liveOutcomes, answer } = found;
-    const indexTookMs = Math.max(0, Math.round(this.now() - indexStarted));
-    timer.add('rank', performance.now() - rankStarted);
+    const rankTookMs = Math.max(0, Math.round(this.now() - rankStarted));
+    timer.add('rank', performance.now() - rankTimed);
 
-    await timer.time('details', () => this.fillDetails(answer.page.map((p) => p.item), space, sources, highlightStems(found.words, indexed.corrections), deadline));
-
+    const rows = await timer.time('details', () => this.details(route, ranked, deadline));
+    const found: Found = { answer: ranked.answer, rows, rankings: ranked.rankings, relaxed: ranked.relaxed, rankTookMs };
     const data = pageData({
-      request, mode, answer, offset, limit, plans, liveOutcomes, indexed, indexTookMs, notSemantic, excluded, relaxed: found.relaxed,
+      request, mode: asked.mode, window, route, found,
       tookMs: Math.max(0, Math.round(this.now() - started)),
       now: this.now(),
-      nextCursor: () => encodeCursor(this.deps.cursorSecret, page.fingerprint, top),
+      nextCursor: () => encodeCursor(this.deps.cursorSecret, page.fingerprint, page.top),
     });
-    const tables = [...new Set([
-      ...sources.map((s) => s.tableName),
-      ...liveOutcomes.flatMap((o) => o.tables.map((t) => targetName(t.queries.target))),
-    ])];
-    const failed = liveOutcomes.filter((o) => o.status !== 'ok').length;
+    const tables = [...new Set(ranked.rankings.flatMap((r) => r.tables.map((t) => t.table)))];
+    const failed = ranked.rankings.reduce((sum, r) => sum + [...r.databases.values()].filter((d) => d.status !== 'ok').length, 0);
     const status = failed === 0 ? 'ok' : failed === plans.length ? 'error' : 'partial';
     if (status === 'ok' && !answeredLive && cacheKey) await this.deps.cache.set(cacheKey, JSON.stringify({ data, tables }), records.map((r) => r.id));
     this.deps.recorder.record(searchRecordOf(caller, data, records, tables, status, this.now()));
     return data;
   }
 
-  /** A connection changed or went (or its index was synced): its schema and every cached page that read it are stale. */
+  /** A connection changed or went (or its index was synced): every cached page that read it is stale. */
   forget(databaseId: string): void {
-    this.live.forget(databaseId);
     this.deps.cache.forgetDatabase(databaseId).catch((error: unknown) => this.deps.onError(error));
-  }
-
-  /** A connection's pooled executor and live search schema (suggestions sample words through it). */
-  schemaOf(record: DatabaseConnectionRecord, deadline: number) {
-    return this.live.schemaOf(record, deadline);
   }
 
   close(): Promise<void> {
     return this.deps.cache.close();
   }
 
-  /** Fields and snippets of the page: index rows from the index, live rows from their databases where missing. */
-  private async fillDetails(page: Candidate[], space: string, sources: IndexedSource[], stems: Set<string>, deadline: number): Promise<void> {
-    const fromIndex = page.filter((c): c is Extract<Candidate, { kind: 'index' }> => c.kind === 'index');
-    const fromLive = page.filter((c): c is Extract<Candidate, { kind: 'live' }> => c.kind === 'live');
-    const [details] = await Promise.all([
-      hitDetails(this.deps.index.store, space, fromIndex.map((c) => c.hit), sources, stems),
-      this.live.fillDetails(fromLive.map((c) => ({ database: c.outcome, table: c.table, row: c.row })), deadline),
+  /** A cached page: its rows are as old as they were; its lag is measured again to now. */
+  private fromCache(caller: KeyCaller, cached: string, records: DatabaseConnectionRecord[], started: number): SearchData {
+    const entry = JSON.parse(cached) as { data: SearchData; tables: string[] };
+    const now = this.now();
+    const databases = entry.data.databases.map((d) => ({ ...d, lagSeconds: lagSeconds(d.indexedAt ? new Date(d.indexedAt) : null, now) }));
+    const data = { ...entry.data, databases, tookMs: Math.max(0, Math.round(now - started)) };
+    this.deps.recorder.record(searchRecordOf(caller, data, records, entry.tables, 'ok', this.now()));
+    return data;
+  }
+
+  /** The query's embedding when some selected table is searched by meaning; semantic mode needs one. */
+  private async embedding(caller: KeyCaller, asked: Asked, route: SearchRoute): Promise<Float32Array | null> {
+    const semanticReady = route.index.sources.some((s) => s.semanticReady);
+    if (asked.mode === 'semantic' && !semanticReady) throw semanticIndexRequired(route.notSemantic);
+    if (asked.mode === 'natural' || asked.mode === 'boolean' || !semanticReady) return null;
+    return this.deps.embedQuery(caller, asked.query.text);
+  }
+
+  /**
+   * Every engine ranks at once, each its top (offset + limit) rows. Never empty while words match: only a query that
+   * found nothing is read more loosely, step by step, within the same deadline, and the answer says what it gave up.
+   * Semantic search reads no words.
+   */
+  private async rankRelaxing(route: SearchRoute, asked: Asked, vector: Float32Array | null, window: PageWindow, deadline: number): Promise<Ranked> {
+    const { index, live } = this.deps.engines;
+    const rank = async (words: CompiledQuery, relaxed: SearchData['relaxed']): Promise<Ranked> => {
+      const ask = { words, vector, window, deadline };
+      const rankings = await Promise.all([
+        index.rank(route.index, { ...ask, mergedWith: route.live.lists }),
+        live.rank(route.live, { ...ask, mergedWith: route.index.lists }),
+      ]);
+      return { words, rankings, answer: merge(rankings, window.offset, window.limit), relaxed };
+    };
+    const found = await rank(asked.query, []);
+    if (found.answer.total > 0 || asked.mode === 'semantic') return found;
+    for (const looser of relaxedQueries(asked.query)) {
+      const next = await rank(looser.query, looser.relaxed);
+      if (next.answer.total > 0) return next;
+    }
+    return found;
+  }
+
+  /** Fields and snippets of the page's rows, each from the engine that ranked it, every engine at once. */
+  private async details(route: SearchRoute, ranked: Ranked, deadline: number): Promise<Array<ResultRow | null>> {
+    const ask: DetailAsk = { words: ranked.words, corrections: ranked.rankings.flatMap((r) => r.corrections), deadline };
+    const rows: Array<ResultRow | null> = new Array<ResultRow | null>(ranked.answer.page.length).fill(null);
+    await Promise.all([
+      detailsFrom(this.deps.engines.index, route.index, ranked.answer, ask, rows),
+      detailsFrom(this.deps.engines.live, route.live, ranked.answer, ask, rows),
     ]);
-    for (const candidate of fromIndex) candidate.detail = details.get(candidate.hit.rid);
+    return rows;
   }
 }
 
-/** The stems snippets mark: the query's words, and the words typo tolerance searched instead of misspelt ones. */
-function highlightStems(query: CompiledQuery, corrections: Correction[]): Set<string> {
-  return queryStems([indexTextQuery(query).words, ...corrections.map((c) => c.correctedTo)].join(' '));
+/** The details of the page rows `engine` ranked, written at their places in `rows`. */
+async function detailsFrom<Plan extends EnginePlan, Ref>(
+  engine: Engine<Plan, Ref>, plan: Plan, answer: Answer, ask: DetailAsk, rows: Array<ResultRow | null>,
+): Promise<void> {
+  const at: number[] = [];
+  const refs: Ref[] = [];
+  answer.page.forEach(({ item }, i) => {
+    if (item.engine !== engine.name) return;
+    at.push(i);
+    refs.push(item.ref as Ref);
+  });
+  if (refs.length === 0) return;
+  const details = await engine.details(plan, refs, ask);
+  details.forEach((detail, j) => (rows[at[j]!] = detail));
+}
+
+/** Where an indexed table lives, by its id in the index (what a refinement names a left-out table by). */
+function tableOf(plans: SearchRoute['plans']): (src: string) => { databaseId: string; table: string } {
+  const tables = new Map(plans.flatMap((p) => p.sources.map((s) => [s.src, { databaseId: p.record.id, table: s.tableName }] as const)));
+  return (src) => tables.get(src)!;
 }

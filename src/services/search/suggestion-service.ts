@@ -18,7 +18,7 @@ import { completions, didYouMean, mergeVocabularies, sampleVocabularies, type Sa
 import type { KeyCaller } from '../callers.js';
 import { searchScope } from '../keys/publishable-keys.js';
 import { firstDatabases } from './search-fan-out.js';
-import type { SearchService } from './search-service.js';
+import type { SearchCatalog } from './search-catalog.js';
 
 type Suggestions = components['schemas']['SuggestionsResponse']['data'];
 
@@ -28,7 +28,8 @@ const DEFAULT_LIMIT = 5;
 
 export interface SuggestionDeps {
   connections: Pick<DatabaseConnectionRepository, 'listOwned'>;
-  search: Pick<SearchService, 'schemaOf'>;
+  /** Each connection's executor and full-text indexes (the words are sampled through them). */
+  catalog: Pick<SearchCatalog, 'liveSchema'>;
   queries: SearchSuggestionRepository;
   /** Budget of sampling one connection's vocabulary (SEARCH_TIMEOUT_MS). */
   timeoutMs: number;
@@ -89,7 +90,7 @@ export class SuggestionService {
 
   private sample(record: DatabaseConnectionRecord): Promise<SampledVocabulary> {
     return this.vocabularies.get(record.id, `${record.updatedAt.getTime()}`, async () => {
-      const { executor, schema } = await this.deps.search.schemaOf(record, this.now() + this.deps.timeoutMs);
+      const { executor, schema } = await this.deps.catalog.liveSchema(record, this.now() + this.deps.timeoutMs);
       return sampleVocabularies(executor, schema, this.deps.timeoutMs);
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileQuery } from '../../../src/sql-search/queries.js';
+import { compileQuery } from '../../../src/search-core/query.js';
 import { highlightByStems, indexTextQuery, queryStems } from '../../../src/search-index/analyzer.js';
 
 const natural = (text: string) => indexTextQuery(compileQuery(text, 'natural').query);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery, type QueryNode } from '../../../src/sql-search/boolean-query.js';
+import { parseQuery, type QueryNode } from '../../../src/search-core/boolean-query.js';
 import { anyTermTsquery, fts5ColumnFilter, toFts5, toMysqlBoolean, toTsquery } from '../../../src/sql-search/renderers.js';
 
 const root = (text: string) => parseQuery(text, { grouping: true }).root!;

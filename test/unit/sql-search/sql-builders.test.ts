@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { assertReadOnlySql, DIALECTS, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, MAX_SNIPPET_CHARS, type Engine, type FullTextIndexInfo } from '../../../src/connectors/index.js';
-import { compileQuery, tableQueries } from '../../../src/sql-search/queries.js';
+import { compileQuery } from '../../../src/search-core/query.js';
+import { tableQueries } from '../../../src/sql-search/queries.js';
 import type { SearchTarget } from '../../../src/sql-search/types.js';
-import type { QueryNode } from '../../../src/sql-search/boolean-query.js';
+import type { QueryNode } from '../../../src/search-core/boolean-query.js';
 import { toTsquery } from '../../../src/sql-search/renderers.js';
 import { candidateItems, LIVE_RANK_CANDIDATES, MAX_CANDIDATE_LISTS } from '../../../src/sql-search/sql-common.js';
 import { withoutAdjacency } from '../../../src/sql-search/sql-postgres.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery, type QueryNode } from '../../../src/sql-search/boolean-query.js';
-import { relaxedReadings } from '../../../src/sql-search/relaxation.js';
+import { parseQuery, type QueryNode } from '../../../src/search-core/boolean-query.js';
+import { relaxedReadings } from '../../../src/search-core/relaxation.js';
 
 const natural = (text: string) => parseQuery(text, { grouping: false }).root!;
 const term = (word: string, quoted = false): QueryNode => (quoted ? { kind: 'term', word, prefix: false, quoted: true } : { kind: 'term', word, prefix: false });

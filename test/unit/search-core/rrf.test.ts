@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstPossiblePosition, fuse } from '../../../src/sql-search/rrf.js';
+import { firstPossiblePosition, fuse } from '../../../src/search-core/rrf.js';
 
 const list = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${String(i).padStart(3, '0')}`, rank: i + 1 }));
 

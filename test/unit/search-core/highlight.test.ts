@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, highlightRow, MARK_START, MARK_STOP, markersToHtml } from '../../../src/sql-search/highlight.js';
+import { escapeHtml, highlightRow, MARK_START, MARK_STOP, markersToHtml } from '../../../src/search-core/highlight.js';
 
 describe('snippets', () => {
   it('when engine output has markers, then everything else is escaped and the markers become <mark>', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { anyWordQuery, MAX_QUERY_WORDS, parseQuery, positiveTerms, type QueryNode } from '../../../src/sql-search/boolean-query.js';
+import { anyWordQuery, MAX_QUERY_WORDS, parseQuery, positiveTerms, type QueryNode } from '../../../src/search-core/boolean-query.js';
 
 const boolean = (text: string) => parseQuery(text, { grouping: true });
 const term = (word: string, prefix = false): QueryNode => ({ kind: 'term', word, prefix });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, searchFingerprint } from '../../../src/sql-search/cursor.js';
+import { decodeCursor, encodeCursor, searchFingerprint } from '../../../src/search-core/cursor.js';
 
 const secret = randomBytes(32);
 const fingerprint = searchFingerprint({ u: 'usr_1', q: 'battery' });

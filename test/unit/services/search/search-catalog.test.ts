@@ -1,0 +1,70 @@
+/** SearchCatalog: one view of each connection for planning, live search and suggestions, dropped when it changes. */
+import { describe, expect, it, vi } from 'vitest';
+import type { SqlExecutor } from '../../../../src/connectors/index.js';
+import { DeadlineError, SearchCatalog } from '../../../../src/services/search/search-catalog.js';
+import { record, table } from './fakes.js';
+
+// Discovering full-text indexes reads the user's database; here it is counted instead.
+const discovered = vi.hoisted(() => ({ count: 0 }));
+vi.mock('../../../../src/sql-search/schema-catalog.js', () => ({
+  SCHEMA_TTL_MS: 300_000,
+  loadSearchSchema: async () => {
+    discovered.count += 1;
+    return { engine: 'postgres', tables: [], fullTextIndexes: [], ftsColumns: {}, discovery: discovered.count };
+  },
+}));
+
+function setup(executorFor: () => Promise<SqlExecutor> = async () => ({}) as SqlExecutor) {
+  discovered.count = 0;
+  const fresh: boolean[] = [];
+  const catalog = new SearchCatalog({
+    tablesOf: async (_r, isFresh) => {
+      fresh.push(isFresh ?? false);
+      return [table('posts')];
+    },
+    executorFor,
+    indexedTables: async (ids) => ({ tables: [], liveJobs: ids.map((id) => ({ connectionId: id }) as never) }),
+  });
+  return { catalog, fresh };
+}
+
+describe('SearchCatalog', () => {
+  it('when live search and suggestions read a connection twice, then its full-text indexes are discovered once', async () => {
+    const { catalog } = setup();
+    const first = await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    const second = await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    expect(second.schema).toBe(first.schema);
+    expect(discovered.count).toBe(1);
+  });
+
+  it('when the connection changes (the bus says so, or its version moves), then it is discovered again', async () => {
+    const { catalog } = setup();
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    catalog.forget('db_1');
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    await catalog.liveSchema(record('db_1', { updatedAt: new Date(2_000) }), Date.now() + 1000);
+    expect(discovered.count).toBe(3);
+  });
+
+  it('when the tables are discovered afresh, then the full-text indexes are too, so the two never disagree', async () => {
+    const { catalog, fresh } = setup();
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    await catalog.tables(record('db_1'));
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    expect(discovered.count).toBe(1);
+    await catalog.tables(record('db_1'), true);
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    expect(fresh).toEqual([false, true]);
+    expect(discovered.count).toBe(2);
+  });
+
+  it('when the database does not answer before the deadline, then a DeadlineError', async () => {
+    const { catalog } = setup(() => new Promise(() => undefined));
+    await expect(catalog.liveSchema(record('db_1'), Date.now() + 20)).rejects.toBeInstanceOf(DeadlineError);
+  });
+
+  it("when planning asks the index's state, then it reads it for exactly the connections asked", async () => {
+    const { catalog } = setup();
+    expect((await catalog.indexState(['db_1', 'db_2'])).liveJobs.map((j) => j.connectionId)).toEqual(['db_1', 'db_2']);
+  });
+});
