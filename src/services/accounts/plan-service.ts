@@ -7,6 +7,7 @@
 import type { components } from '../../../generated/openapi.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import type { TierName } from '../../rate-limit/index.js';
+import { INDEX_ROWS_PER_TABLE } from './plan-limits.js';
 import type { UserRecord, UserRepository } from '../../repositories/user-repository.js';
 
 type User = components['schemas']['User'];
@@ -39,6 +40,11 @@ export class PlanService {
   async planOf(userId: string): Promise<TierName> {
     const user = await this.deps.users.findById(userId);
     return user ? planOfUser(user) : 'free';
+  }
+
+  /** Rows of one table the search index holds for the account. */
+  async indexRowLimit(userId: string): Promise<number> {
+    return INDEX_ROWS_PER_TABLE[await this.planOf(userId)];
   }
 
   /** A key of `tier` for this account: 403 TIER_ABOVE_PLAN when the tier is above the account's plan. */
