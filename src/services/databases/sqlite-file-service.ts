@@ -22,7 +22,7 @@ import type { SqliteFileRepository, StoredSqliteFile } from '../../repositories/
 import type { SqliteUploadReservationRepository } from '../../repositories/sqlite-upload-reservation-repository.js';
 import { UPLOAD_NAME, type SqliteFileCopies } from './sqlite-file-copies.js';
 import type { UserCaller } from '../callers.js';
-import { PLAN_LIMITS } from '../accounts/plan-limits.js';
+import { PLAN_LIMITS } from '../../rules/plan-limits.js';
 import type { EventPublisher } from '../../lib/domain-events.js';
 import type { TierName } from '../../rate-limit/index.js';
 import type { ConnectionLifecycle } from './connection-lifecycle.js';

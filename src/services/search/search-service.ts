@@ -32,7 +32,7 @@ import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 import type { Correction } from '../../search-index/typos.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
-import { searchScope } from '../keys/publishable-keys.js';
+import { searchScope } from '../../rules/key-scope.js';
 import { LiveSearch, targetName } from './live-search.js';
 import type { ResultCache } from './result-cache.js';
 import { selectConnections } from './search-fan-out.js';
