@@ -59,7 +59,7 @@ import { ViolationRecorder } from './services/rate-limit/violation-recorder.js';
 import { createEmbeddingProvider, QueryEmbedder, type EmbeddingProvider } from './embeddings/index.js';
 import { indexJobRepository } from './repositories/index-job-repository.js';
 import { indexTableRepository } from './repositories/index-table-repository.js';
-import { IndexStore } from './search-index/index-store.js';
+import { IndexStore, storageKind } from './search-index/index-store.js';
 import { IndexJobRunner } from './search-index/job-runner.js';
 import { ChangePoller } from './search-index/changes/poller.js';
 import { StreamSlots } from './search-index/changes/stream-slots.js';
@@ -277,7 +277,7 @@ export function createServices(infra: Infrastructure) {
       ? { ping: () => rateLimitStore.ping(), lastError: () => rateLimitStore.status().lastError }
       : null,
     index: {
-      kind: /^([a-z][a-z0-9+.-]*):\/\//i.exec(config.index.uri)?.[1]?.toLowerCase() ?? 'folder',
+      kind: storageKind(config.index.uri),
       ping: () => searchIndex.store.checkReachable(),
     },
     startedAt: Date.now(),
