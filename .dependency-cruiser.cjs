@@ -2,12 +2,12 @@
  * Layer rules checked by `npm run lint:deps` (part of `npm test`); docs/architecture.md draws them. The domain
  * (services, repositories, engines, connectors, the store and the shared lower layers, and the composition root that
  * wires them) never sees the web: only src/api, src/http and src/handlers know Koa, openapi-backend, statuses and
- * headers. Below the services nothing reaches back up into them. No module of src takes part in an import cycle.
- * Scripts (benchmarks, operator commands) import nothing from test/.
+ * headers. Below the services nothing reaches back up into them; a tag's services import no other tag's code. No
+ * module of src takes part in an import cycle. Scripts (benchmarks, operator commands) import nothing from test/.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 /** What the services stand on: repositories, models, the store, the search core and its two engines, connectors and shared code. */
-const belowServices = '^src/(repositories|models|store|search-core|sql-search|search-index|embeddings|connectors|rate-limit|errors|lib|config|crypto)/';
+const belowServices = '^src/(repositories|models|store|search-core|sql-search|search-index|embeddings|connectors|rate-limit|rules|errors|lib|config|crypto)/';
 const domain = `^src/services/|${belowServices}|^src/composition[.]ts$`;
 
 module.exports = {
@@ -33,6 +33,16 @@ module.exports = {
       comment: 'Engines, repositories and connectors are called by services with plain arguments; they never call a service back.',
       from: { path: belowServices },
       to: { path: '^src/(services/|composition[.]ts$)' },
+    },
+    {
+      name: 'services-not-to-other-tags',
+      severity: 'error',
+      comment:
+        "A tag's services reach another tag's only through domain events (src/lib/domain-events.ts) or an interface the " +
+        'composition root passes them; rules several tags apply live below the services (src/rules). Naming the type of ' +
+        'what the root passes (a type-only import) runs no code of the other tag and is allowed; src/services/callers.ts is shared.',
+      from: { path: '^src/services/([^/]+)/' },
+      to: { path: '^src/services/[^/]+/', pathNot: '^src/services/$1/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'tooling-not-to-tests',

@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import type { Config } from './config/config.js';
 import type { Logger } from './lib/logger.js';
-import type { RateLimitStore, TierName } from './rate-limit/index.js';
+import type { RateLimitStore } from './rate-limit/index.js';
 import { apiKeyRepository } from './repositories/api-key-repository.js';
 import { databaseConnectionRepository, type DatabaseConnectionRecord } from './repositories/database-connection-repository.js';
 import { requestUsageRepository } from './repositories/request-usage-repository.js';
@@ -21,6 +21,7 @@ import { userRepository } from './repositories/user-repository.js';
 import { violationRepository } from './repositories/violation-repository.js';
 import { isRowRejected, isStoreUnavailable } from './store/failures.js';
 import type { Migrator } from './store/migrator.js';
+import { DomainEvents, type EventPublisher } from './lib/domain-events.js';
 import type { InvalidationBus } from './lib/invalidation-bus.js';
 import { RedisOutageLog } from './lib/redis-outage.js';
 import { AccountCache } from './services/accounts/account-cache.js';
@@ -32,6 +33,7 @@ import { AccountsService } from './services/accounts/accounts-service.js';
 import { AdminAnalyticsService } from './services/analytics/admin-analytics-service.js';
 import { AnalyticsExporter } from './services/analytics/analytics-export.js';
 import { AnalyticsService } from './services/analytics/analytics-service.js';
+import { ConnectionSources } from './services/databases/connection-sources.js';
 import { DatabaseService } from './services/databases/database-service.js';
 import { ApiKeyService } from './services/keys/api-key-service.js';
 import { HealthService } from './services/health/health-service.js';
@@ -57,18 +59,19 @@ import { searchSuggestionRepository } from './repositories/search-suggestion-rep
 import { TokenService } from './services/accounts/token-service.js';
 import { UsageRecorder } from './services/rate-limit/usage-recorder.js';
 import { ViolationRecorder } from './services/rate-limit/violation-recorder.js';
-import { createEmbeddingProvider, EmbeddingError, type EmbeddingProvider } from './embeddings/index.js';
-import { AppError } from './errors/app-error.js';
+import { createEmbeddingProvider, QueryEmbedder, type EmbeddingProvider } from './embeddings/index.js';
 import { indexJobRepository } from './repositories/index-job-repository.js';
 import { indexTableRepository } from './repositories/index-table-repository.js';
-import { IndexStore } from './search-index/index-store.js';
+import { IndexStore, storageKind } from './search-index/index-store.js';
 import { IndexJobRunner } from './search-index/job-runner.js';
 import { ChangePoller } from './search-index/changes/poller.js';
-import { dropStream, slotLagBytes, streamName } from './search-index/changes/pg-stream.js';
+import { StreamSlots } from './search-index/changes/stream-slots.js';
 import { ChangeStreamer } from './search-index/changes/streamer.js';
-import { INDEX_ROWS_PER_TABLE } from './services/accounts/plan-limits.js';
-import { IndexSchedule } from './services/indexing/index-schedule.js';
+import { IndexSchedule } from './search-index/schedule.js';
+import { NO_PUMP, SyncQueue } from './search-index/sync-queue.js';
+import { IndexUpkeep } from './search-index/upkeep.js';
 import { IndexService } from './services/indexing/index-service.js';
+import type { KeyCaller } from './services/callers.js';
 
 export interface Infrastructure {
   config: Config;
@@ -95,10 +98,6 @@ function accountServices(config: Config, bus: InvalidationBus) {
   const keyCache = new KeyCache(bus, 5_000, undefined, undefined, { graceMs: config.storeOutageGraceMs, isOutage: isStoreUnavailable });
   const accountCache = new AccountCache(bus, 5_000);
   const tokens = new TokenService(config.jwt);
-  // Account plans: what an account may use, never the best tier among its own keys.
-  const plans = new PlanService({
-    users: userRepository, upgradeUrl: config.upgradeUrl, view: (user) => accounts.toUser(user), onUserChanged: (userId) => keyCache.userChanged(userId),
-  });
   const accounts = new AccountsService({
     users: userRepository,
     sessions: sessionRepository,
@@ -106,6 +105,10 @@ function accountServices(config: Config, bus: InvalidationBus) {
     sessionMaxAgeSeconds: config.jwt.sessionMaxAge,
     cache: accountCache,
     connectedDatabaseIds: (userId) => databaseConnectionRepository.listIdsForUser(userId),
+  });
+  // Account plans: what an account may use, never the best tier among its own keys.
+  const plans = new PlanService({
+    users: userRepository, upgradeUrl: config.upgradeUrl, view: (user) => accounts.toUser(user), onUserChanged: (userId) => keyCache.userChanged(userId),
   });
   return { keyCache, accountCache, plans, accounts };
 }
@@ -124,6 +127,8 @@ export type OperatorServices = ReturnType<typeof createOperatorServices>;
 /** The composition root: every service, wired once per server. Handlers reach services only through this. */
 export function createServices(infra: Infrastructure) {
   const { config, logger, sequelize, migrator, rateLimitStore, bus, now } = infra;
+  // What happened in the domain, told to every process: publishers and subscribers meet here, never each other.
+  const events = new DomainEvents(bus);
   const embeddings = infra.embeddings ?? createEmbeddingProvider(config.embeddings);
   const redisOutages = infra.redisOutages ?? new RedisOutageLog(logger);
   const { keyCache, accountCache, plans, accounts } = accountServices(config, bus);
@@ -150,32 +155,29 @@ export function createServices(infra: Infrastructure) {
   const sqliteCopies = new SqliteFileCopies({
     root: config.sqliteDataDir, files: sqliteFileRepository, freshMs: FRESH_MS, log: (level, message, context) => logger[level](context, message), now,
   });
-  bus.subscribe('sqlite-file', (key) => {
-    const cut = key.indexOf('/');
-    if (cut > 0) sqliteCopies.forget(key.slice(0, cut), key.slice(cut + 1));
+  events.subscribe('file.replaced', ({ userId, name }) => sqliteCopies.forget(userId, name));
+  // Reading the saved connections' databases: what search, sync jobs and the index's upkeep share.
+  const sources = new ConnectionSources({
+    connections: databaseConnectionRepository, pools, credentialsKey: config.credentialsKey, sqliteDataDir: config.sqliteDataDir, sqliteCopies,
+    queryTimeoutMs: config.searchTimeoutMs,
   });
+  // The search index: every connected table synced into Quarry's own index in the background (when
+  // connected, on demand, and on each connection's schedule); natural, semantic and hybrid search read it.
+  const searchIndex = wireSearchIndex({ config, logger, embeddings, sources, events, rowLimit: (userId) => plans.indexRowLimit(userId), now });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
     plans,
     pools,
+    sources,
     executorOptions,
     credentialsKey: config.credentialsKey,
-    sqliteDataDir: config.sqliteDataDir,
-    sqliteCopies,
     upgradeUrl: config.upgradeUrl,
     queryTimeoutMs: config.searchTimeoutMs,
-    onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
-    // searchIndex is made below: these run only when a connection is created, changed or removed.
-    index: {
-      connected: (record) => searchIndex.service.connected(record),
-      changed: (before, after, reconnected) => searchIndex.service.changed(before, after, reconnected),
-      removing: (record) => searchIndex.service.removing(record),
-    },
+    events,
+    lifecycle: searchIndex.upkeep,
     onError: (error) => logger.warn({ err: error }, 'search index upkeep failed'),
     onConnectionsOfUserChanged: (userId) => accountCache.databasesChanged(userId),
   });
-  /** Caches keyed by connection (search results, schemas) subscribe here to drop entries when it changes. */
-  const connectionListeners: Array<(databaseId: string) => void> = [];
   // Each user's own SQLite folder and the uploads that fill it.
   const sqliteFiles = new SqliteFileService({
     root: config.sqliteDataDir,
@@ -185,18 +187,23 @@ export function createServices(infra: Infrastructure) {
     reservations: sqliteUploadReservationRepository,
     files: sqliteFileRepository,
     copies: sqliteCopies,
-    onFileChanged: (userId, name) => bus.publish('sqlite-file', `${userId}/${name}`),
-    onConnectionChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
-    // searchIndex is made below; a failed upkeep is logged and never fails the upload (the schedule syncs later).
-    onSourceReplaced: (record) => searchIndex.service.sourceReplaced(record).catch((error: unknown) => logger.warn({ err: error }, 'search index upkeep failed')),
+    events,
+    lifecycle: searchIndex.upkeep,
     log: (level, message, context) => logger[level](context, message),
     now,
   });
-  // The search index: every connected table synced into Quarry's own index in the background (when
-  // connected, on demand, and on each connection's schedule); natural, semantic and hybrid search read it.
-  const searchIndex = wireSearchIndex({
-    config, logger, embeddings, databases, planOf: (userId) => plans.planOf(userId),
-    onIndexChanged: (databaseId) => connectionListeners.forEach((listener) => listener(databaseId)),
+  // The Indexing tag's operations over the index that wireSearchIndex made.
+  const indexing = new IndexService({
+    owned: (userId, databaseId) => databases.owned(userId, databaseId),
+    tablesOf: (record, fresh) => sources.tablesOf(record, fresh),
+    rowLimit: (userId) => plans.indexRowLimit(userId),
+    tables: indexTableRepository,
+    jobs: indexJobRepository,
+    store: searchIndex.store,
+    runner: searchIndex.pump,
+    queue: searchIndex.queue,
+    providerId: embeddings.id,
+    streams: searchIndex.slots,
     now,
   });
   // Analytics: searches are recorded in batches; every read flushes them first, so it sees the caller's latest.
@@ -211,7 +218,7 @@ export function createServices(infra: Infrastructure) {
   const searchCacheTtl = config.searchCacheTtlMs;
   // What a search reads of the store, remembered so a recently used key keeps searching through a store outage.
   const searchReads = new OutageReads({
-    databases, connections: databaseConnectionRepository, indexedTables: (ids) => searchIndex.service.indexedTables(ids),
+    databases, connections: databaseConnectionRepository, indexedTables: (ids) => indexing.indexedTables(ids),
     bus, graceMs: config.storeOutageGraceMs, isOutage: isStoreUnavailable, now,
     // As stale as this process's view of the index itself may be after another process wrote it.
     freshMs: Math.min(FRESH_MS, config.index.readConsistencyMs),
@@ -223,6 +230,8 @@ export function createServices(infra: Infrastructure) {
     indexedTables: (ids) => searchReads.indexedTables(ids),
     now,
   });
+  // One AI request per semantic or hybrid search, counted before the model runs.
+  const queryEmbedder = new QueryEmbedder({ provider: embeddings, admit: (caller: KeyCaller) => limits.admitAiRequest(caller) });
   const search = new SearchService({
     databases: { owned: (userId, id) => searchReads.owned(userId, id) },
     catalog: searchCatalog,
@@ -241,17 +250,7 @@ export function createServices(infra: Infrastructure) {
       live: new LiveEngine({ catalog: searchCatalog, onError: (error) => logger.error({ err: error }, 'search failed'), timeoutMs: config.searchTimeoutMs }),
     },
     providerId: embeddings.id,
-    // One AI request per semantic or hybrid search, counted before the model runs.
-    embedQuery: async (caller, text) => {
-      await limits.admitAiRequest(caller);
-      try {
-        const [vector] = await embeddings.embed([text], 'query');
-        return vector!;
-      } catch (error) {
-        if (!(error instanceof EmbeddingError)) throw error;
-        throw new AppError('SERVICE_UNAVAILABLE', `Semantic search is unavailable: ${error.message}`, { providerId: embeddings.id });
-      }
-    },
+    embedQuery: (caller, text) => queryEmbedder.embed(caller, text),
   });
   const suggestions = new SuggestionService({
     connections: databaseConnectionRepository,
@@ -260,13 +259,14 @@ export function createServices(infra: Infrastructure) {
     timeoutMs: config.searchTimeoutMs,
     onError: (error) => logger.warn({ err: error }, 'search vocabulary sampling failed'),
   });
-  // Through the bus, so every process (Redis pub/sub) drops its cached records, schemas and vocabularies.
-  bus.subscribe('search-connection', (databaseId) => {
-    searchCatalog.forget(databaseId);
-    search.forget(databaseId);
-    suggestions.forget(databaseId);
-  });
-  connectionListeners.push((databaseId) => bus.publish('search-connection', databaseId));
+  // Every process (Redis pub/sub) drops its cached pages, schemas and vocabularies of a changed connection or index.
+  for (const event of ['connection.changed', 'index.synced'] as const) {
+    events.subscribe(event, ({ databaseId }) => {
+      searchCatalog.forget(databaseId);
+      search.forget(databaseId);
+      suggestions.forget(databaseId);
+    });
+  }
   const analyticsReads = { stats: searchStatsRepository, flushPending: () => searchRecorder.flush(), now: clock };
   const retention = new RetentionService({
     stores: {
@@ -286,7 +286,7 @@ export function createServices(infra: Infrastructure) {
       ? { ping: () => rateLimitStore.ping(), lastError: () => rateLimitStore.status().lastError }
       : null,
     index: {
-      kind: /^([a-z][a-z0-9+.-]*):\/\//i.exec(config.index.uri)?.[1]?.toLowerCase() ?? 'folder',
+      kind: storageKind(config.index.uri),
       ping: () => searchIndex.store.checkReachable(),
     },
     startedAt: Date.now(),
@@ -299,9 +299,8 @@ export function createServices(infra: Infrastructure) {
     databases,
     sqliteFiles,
     pools,
-    connectionListeners,
     embeddings,
-    searchIndex,
+    searchIndex: { ...searchIndex, service: indexing },
     keyUsage: new KeyUsageService({ keys: apiKeys, logs: requestUsageRepository, limits, flushPending: () => usage.flush() }),
     usage,
     violations,
@@ -326,19 +325,21 @@ export function createServices(infra: Infrastructure) {
 export type Services = ReturnType<typeof createServices>;
 
 /**
- * The index's store, job runner, Indexing service and schedule; `start` once the server is up, `stop` before the
- * store closes.
+ * The search index's engine and upkeep: its store, the sync jobs' runner and queue, the readers of changes between
+ * syncs, the upkeep the connections' lifecycle calls, and the schedule; `start` once the server is up, `stop` before
+ * the store closes. The Indexing tag's service reads it (createServices).
  */
 function wireSearchIndex(deps: {
   config: Config;
   logger: Logger;
   embeddings: EmbeddingProvider;
-  databases: DatabaseService;
-  planOf(userId: string): Promise<TierName>;
-  onIndexChanged(databaseId: string): void;
+  sources: ConnectionSources;
+  events: EventPublisher;
+  rowLimit(userId: string): Promise<number>;
   now?: () => number;
 }) {
-  const { config, logger, embeddings, databases, onIndexChanged, now } = deps;
+  const { config, logger, embeddings, sources, events, rowLimit, now } = deps;
+  const indexSynced = (databaseId: string) => events.publish('index.synced', { databaseId });
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
     cacheBytes: { index: config.index.cacheMb * 1024 * 1024, metadata: config.index.metadataCacheMb * 1024 * 1024 },
@@ -353,10 +354,10 @@ function wireSearchIndex(deps: {
     provider: embeddings,
     findConnection: (id) => databaseConnectionRepository.findById(id),
     // A sync reads the version of a SQLite file the store holds now, not the one this process saw a moment ago.
-    executorFor: (record) => databases.executorFor(record, { latestFile: true }),
-    tablesOf: (record) => databases.tablesOf(record),
+    executorFor: (record) => sources.executorFor(record, { latestFile: true }),
+    tablesOf: (record) => sources.tablesOf(record),
     logger,
-    onSynced: (connectionId) => onIndexChanged(connectionId),
+    onSynced: indexSynced,
     maxActive: config.index.maxJobs,
     maxAttempts: config.index.maxAttempts,
     staleMs: config.index.staleMs,
@@ -365,31 +366,10 @@ function wireSearchIndex(deps: {
     now,
   });
   const syncing = config.index.sync;
-  const service = new IndexService({
-    owned: (userId, databaseId) => databases.owned(userId, databaseId),
-    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
-    rowLimit: async (userId) => INDEX_ROWS_PER_TABLE[await deps.planOf(userId)],
-    connections: databaseConnectionRepository,
-    tables: indexTableRepository,
-    jobs: indexJobRepository,
-    store,
-    // A process that does not sync leaves queued jobs to those that do.
-    runner: syncing ? runner : { pump: async () => undefined, abort: () => undefined, abortConnection: async () => undefined },
-    providerId: embeddings.id,
-    onIndexChanged,
-    onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'),
-    streams: {
-      // A binary log reader keeps nothing on the server: no slot to measure or drop, only the reader to end.
-      lagBytes: async (record) => (record.engine === 'postgres' ? slotLagBytes(await databases.executorFor(record), streamName(record.id)) : null),
-      drop: async (record) => {
-        await streamer.end(record.id);
-        if (record.engine !== 'postgres') return [];
-        const problems = await dropStream(await databases.replicationConfigFor(record), streamName(record.id));
-        for (const problem of problems) logger.warn({ connectionId: record.id }, problem);
-        return problems;
-      },
-    },
-    now,
+  const pump = syncing ? runner : NO_PUMP;
+  const queue = new SyncQueue({
+    tables: indexTableRepository, jobs: indexJobRepository, store, runner: pump, rowLimit, tablesOf: (record) => sources.tablesOf(record),
+    providerId: embeddings.id, events, now,
   });
   // What following a table's changes needs, by poll or by stream: the same sources, index and reconcile.
   const following = {
@@ -397,25 +377,28 @@ function wireSearchIndex(deps: {
     store,
     provider: embeddings,
     findConnection: (id: string) => databaseConnectionRepository.findById(id),
-    tablesOf: (record: DatabaseConnectionRecord, fresh?: boolean) => databases.tablesOf(record, fresh),
-    executorFor: (record: DatabaseConnectionRecord) => databases.executorFor(record),
-    reconcile: (record: DatabaseConnectionRecord, tableName: string) => service.reconcile(record, tableName),
-    onApplied: (connectionId: string) => onIndexChanged(connectionId),
+    tablesOf: (record: DatabaseConnectionRecord, fresh?: boolean) => sources.tablesOf(record, fresh),
+    executorFor: (record: DatabaseConnectionRecord) => sources.executorFor(record),
+    reconcile: (record: DatabaseConnectionRecord, tableName: string) => queue.reconcile(record, tableName),
+    onApplied: indexSynced,
     logger,
     staleMs: config.index.staleMs,
     queryTimeoutMs: Math.max(config.searchTimeoutMs, 30_000),
     now,
   };
-  const streamer: ChangeStreamer = new ChangeStreamer({
-    ...following,
-    replicationConfigFor: (record) => databases.replicationConfigFor(record),
+  const streamer = new ChangeStreamer({ ...following, replicationConfigFor: (record) => sources.replicationConfigFor(record) });
+  const poller = new ChangePoller({ ...following, jobs: indexJobRepository, runsSpace: (space) => runner.runsSpace(space), rowLimit });
+  const slots = new StreamSlots({
+    streamer, executorFor: (record) => sources.executorFor(record), replicationConfigFor: (record) => sources.replicationConfigFor(record), logger,
   });
-  const poller = new ChangePoller({
-    ...following,
-    jobs: indexJobRepository,
-    runsSpace: (space) => runner.runsSpace(space),
-    rowLimit: async (userId) => INDEX_ROWS_PER_TABLE[await deps.planOf(userId)],
+  const upkeep = new IndexUpkeep({
+    queue, tablesOf: (record, fresh) => sources.tablesOf(record, fresh), tables: indexTableRepository, jobs: indexJobRepository, runner: pump, streams: slots,
+    onError: (error) => logger.warn({ err: error }, 'search index upkeep failed'), now,
   });
-  const schedule = new IndexSchedule({ runner, poller, streamer, service, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs });
-  return { store, runner, poller, streamer, service, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
+  const schedule = new IndexSchedule({
+    runner, poller, streamer, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs,
+    connections: databaseConnectionRepository, tablesOf: (record, fresh) => sources.tablesOf(record, fresh), queue,
+    onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'), now,
+  });
+  return { store, runner, pump, queue, poller, streamer, slots, upkeep, schedule, start: () => schedule.start(), stop: () => schedule.stop() };
 }

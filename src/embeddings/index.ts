@@ -10,6 +10,7 @@ import { RemoteEmbeddingProvider } from './remote-provider.js';
 export { EmbeddingError, type EmbeddingProvider, type EmbedPriority } from './provider.js';
 export { LOCAL_PROVIDER_ID, LocalEmbeddingProvider } from './local-provider.js';
 export { RemoteEmbeddingProvider, type RemoteProviderOptions } from './remote-provider.js';
+export { QueryEmbedder } from './query-embedder.js';
 
 /** The configured provider: the local model unless EMBEDDINGS_PROVIDER=remote. */
 export function createEmbeddingProvider(settings: Config['embeddings']): EmbeddingProvider {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 /**
@@ -42,9 +43,13 @@ export interface RedisBusOptions {
   queueUntilConnected?: boolean;
 }
 
+/** Who sent a message, so a process hears each of its own messages once: at once, not again when Redis echoes it. */
+const ORIGIN = /^[0-9a-f]{16}:/;
+
 /** Redis pub/sub; the local handlers also run at once, so this process never waits for its own message. */
 export class RedisBus implements InvalidationBus {
   private readonly local = new MemoryBus();
+  private readonly origin = randomBytes(8).toString('hex');
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly channelPrefix = 'quarry:invalidate:';
@@ -69,15 +74,17 @@ export class RedisBus implements InvalidationBus {
       });
     }
     this.subscriber.on('message', (channel: string, message: string) => {
-      // Messages this process sent were already handled locally; handling them twice is harmless.
-      if (channel.startsWith(this.channelPrefix)) this.local.publish(channel.slice(this.channelPrefix.length), message);
+      if (!channel.startsWith(this.channelPrefix)) return;
+      // A domain event is told once to each process: this process's own were handled when it published them.
+      const sent = ORIGIN.test(message) ? { origin: message.slice(0, 16), id: message.slice(17) } : { origin: null, id: message };
+      if (sent.origin !== this.origin) this.local.publish(channel.slice(this.channelPrefix.length), sent.id);
     });
   }
 
   publish(topic: string, id: string): void {
     this.local.publish(topic, id);
     // While Redis is away a publish fails at once (no offline queue): the outage is already reported.
-    const sent = this.publisher.publish(this.channelPrefix + topic, id).catch((error: Error) => this.health.lost(error));
+    const sent = this.publisher.publish(this.channelPrefix + topic, `${this.origin}:${id}`).catch((error: Error) => this.health.lost(error));
     this.sending.add(sent);
     void sent.finally(() => this.sending.delete(sent));
   }

@@ -237,6 +237,11 @@ function textIndex(lancedb: Awaited<ReturnType<typeof loadLance>>['lancedb']) {
   return lancedb.Index.fts({ withPosition: false, maxTokenLength: MAX_TOKEN_BYTES });
 }
 
+/** Where the index is kept, as health names it: the URI's scheme (`s3`, `gs`, `file`...), or `folder` for a path. */
+export function storageKind(uri: string): string {
+  return /^([a-z][a-z0-9+.-]*):\/\//i.exec(uri)?.[1]?.toLowerCase() ?? 'folder';
+}
+
 /** An index URI of an object store (`s3://`, `gs://`, `az://`, ...) rather than a folder. */
 export function isObjectStore(uri: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !/^file:/i.test(uri);

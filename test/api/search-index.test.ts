@@ -117,8 +117,8 @@ describe('the sync schedule', () => {
     const update = await t.client.put(`/api/v1/databases/${catalog.id}`, { indexing: { syncIntervalMinutes: 5 } }, as());
     expect(update.status).toBe(200);
     expect(update.body.data.database.indexing).toEqual({ enabled: true, syncIntervalMinutes: 5 });
-    const service = t.server.services.searchIndex.service;
-    const [first, second] = await Promise.all([service.runSchedule(), service.runSchedule()]);
+    const schedule = t.server.services.searchIndex.schedule;
+    const [first, second] = await Promise.all([schedule.runSchedule(), schedule.runSchedule()]);
     expect(first + second).toBe(1);
     const products = (await waitForIndex(t.client, owner.token, catalog.id)).find((table) => table.table === 'products');
     expect(products?.job).toMatchObject({ status: 'done', trigger: 'schedule', rowsWritten: 0, rowsSkipped: 4 });

@@ -80,7 +80,7 @@ function anotherStreamer(): ChangeStreamer {
     tablesOf: (record, fresh) => services.databases.tablesOf(record, fresh),
     replicationConfigFor: (record) => services.databases.replicationConfigFor(record),
     executorFor: (record) => services.databases.executorFor(record),
-    reconcile: (record, name) => services.searchIndex.service.reconcile(record, name),
+    reconcile: (record, name) => services.searchIndex.queue.reconcile(record, name),
     onApplied: () => undefined,
     logger: { warn: () => undefined, error: () => undefined },
     staleMs: 3000,

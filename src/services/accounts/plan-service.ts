@@ -7,21 +7,11 @@
 import type { components } from '../../../generated/openapi.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import type { TierName } from '../../rate-limit/index.js';
+import { INDEX_ROWS_PER_TABLE } from '../../rules/plan-limits.js';
+import { isAbovePlan, planOfUser } from '../../rules/plans.js';
 import type { UserRecord, UserRepository } from '../../repositories/user-repository.js';
 
 type User = components['schemas']['User'];
-
-export const PLAN_ORDER: readonly TierName[] = ['free', 'pro', 'enterprise'];
-
-/** True when `tier` is above `plan` (a key may be at most its account's plan). */
-export function isAbovePlan(tier: TierName, plan: TierName): boolean {
-  return PLAN_ORDER.indexOf(tier) > PLAN_ORDER.indexOf(plan);
-}
-
-/** The plan of a user record already at hand (an authenticated caller's), read the same way planOf reads it. */
-export function planOfUser(user: Pick<UserRecord, 'plan'>): TierName {
-  return user.plan ?? 'free';
-}
 
 export interface PlanDeps {
   users: Pick<UserRepository, 'findById' | 'findByEmail' | 'update' | 'listPaidPlans'>;
@@ -39,6 +29,11 @@ export class PlanService {
   async planOf(userId: string): Promise<TierName> {
     const user = await this.deps.users.findById(userId);
     return user ? planOfUser(user) : 'free';
+  }
+
+  /** Rows of one table the search index holds for the account. */
+  async indexRowLimit(userId: string): Promise<number> {
+    return INDEX_ROWS_PER_TABLE[await this.planOf(userId)];
   }
 
   /** A key of `tier` for this account: 403 TIER_ABOVE_PLAN when the tier is above the account's plan. */

@@ -1,8 +1,8 @@
 import type { components, operations } from '../../../generated/openapi.js';
 import type { SearchStatsRepository } from '../../repositories/search-stats-repository.js';
 import type { UserRecord, UserRepository } from '../../repositories/user-repository.js';
-import { resolveRange, type RangeQuery } from './analytics-range.js';
-import { fillBuckets, round1 } from './analytics-service.js';
+import { resolveRange, round1, type RangeQuery } from '../../rules/analytics-range.js';
+import { fillBuckets } from './analytics-service.js';
 
 type Overview = components['schemas']['SystemOverviewResponse']['data'];
 type UserActivity = components['schemas']['UserActivityResponse']['data'];

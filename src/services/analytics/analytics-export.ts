@@ -4,8 +4,8 @@ import type { operations } from '../../../generated/openapi.js';
 import { AppError, validationError } from '../../errors/app-error.js';
 import type { ExportedSearch, SearchFilter, SearchRecordRepository } from '../../repositories/search-record-repository.js';
 import type { SearchStatsRepository } from '../../repositories/search-stats-repository.js';
-import { resolveRange } from './analytics-range.js';
-import { fillBuckets, round1 } from './analytics-service.js';
+import { resolveRange, round1 } from '../../rules/analytics-range.js';
+import { fillBuckets } from './analytics-service.js';
 import type { UserCaller } from '../callers.js';
 import type { PlanService } from '../accounts/plan-service.js';
 

@@ -4,7 +4,7 @@ import type { DatabaseConnectionRepository } from '../../repositories/database-c
 import type { SearchFilter } from '../../repositories/search-record-repository.js';
 import type { BucketStats, QueryStats, SearchStatsRepository } from '../../repositories/search-stats-repository.js';
 import { bucketRange } from '../../repositories/time-buckets.js';
-import { resolveRange, type AnalyticsRange, type RangeQuery } from './analytics-range.js';
+import { resolveRange, round1, type AnalyticsRange, type RangeQuery } from '../../rules/analytics-range.js';
 import type { UserCaller } from '../callers.js';
 import type { PlanService } from '../accounts/plan-service.js';
 import { findCachedTable } from '../../sql-search/fulltext-statements.js';
@@ -19,7 +19,6 @@ type Performance = Schemas['PerformanceResponse']['data'];
 type Insights = Schemas['Insights'];
 type Overview = Schemas['AnalyticsOverviewResponse']['data'];
 
-export const round1 = (value: number) => Math.round(value * 10) / 10;
 /** How many entries the lists of one answer carry. */
 const TOP = { queries: 5, categories: 5, popular: 20, slowest: 10, insightQueries: 5, trendPool: 50 };
 

@@ -3,7 +3,7 @@ import type { components } from '../../../generated/openapi.js';
 import type { TierName } from '../../rate-limit/tiers.js';
 import { SLOW_SEARCH_MS } from '../../repositories/search-rollups.js';
 import type { QueryStats, SearchTotals } from '../../repositories/search-stats-repository.js';
-import type { AnalyticsRange } from './analytics-range.js';
+import type { AnalyticsRange } from '../../rules/analytics-range.js';
 import type { UnindexedTableHint } from '../../sql-search/fulltext-statements.js';
 
 type Engine = components['schemas']['DatabaseEngine'];

@@ -1,17 +1,21 @@
 import type { ClientConfig } from 'pg';
 import type { components } from '../../../generated/openapi.js';
 import {
-  ConnectorError, discoverSchema, isConnectorError, resolveSqlitePath, testConnection, testExecutor, userSqliteDir,
+  isConnectorError, testConnection, testExecutor,
   DEFAULT_PORTS, type ConnectionSettings, type ExecutorOptions, type PoolManager, type SqlExecutor,
 } from '../../connectors/index.js';
-import { decryptSecret, encryptSecret } from '../../crypto/credentials.js';
+import { encryptSecret } from '../../crypto/credentials.js';
 import { AppError, notFound, validationError } from '../../errors/app-error.js';
+import type { EventPublisher } from '../../lib/domain-events.js';
 import { newId } from '../../lib/ids.js';
-import { TIERS } from '../../rate-limit/index.js';
+import { TIERS, type TierName } from '../../rate-limit/index.js';
 import type { DatabaseConnectionChanges, DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { UserCaller } from '../callers.js';
-import type { PlanService } from '../accounts/plan-service.js';
-import type { SqliteFileCopies } from './sqlite-file-copies.js';
+import type { ConnectionLifecycle } from './connection-lifecycle.js';
+import type { ConnectionSources } from './connection-sources.js';
+import { fromConnectorError } from './connector-errors.js';
+
+export { fromConnectorError };
 
 type Database = components['schemas']['Database'];
 type CreateDatabaseRequest = components['schemas']['CreateDatabaseRequest'];
@@ -22,30 +26,23 @@ type DatabaseStatus = components['schemas']['DatabaseStatusResponse']['data'];
 
 export interface DatabaseDeps {
   connections: DatabaseConnectionRepository;
-  plans: Pick<PlanService, 'planOf'>;
+  /** The account's plan, which bounds how many databases it connects. */
+  plans: { planOf(userId: string): Promise<TierName> };
   pools: PoolManager;
+  /** Reading the saved connections' databases (executors, schemas). */
+  sources: ConnectionSources;
   executorOptions: ExecutorOptions;
   credentialsKey: Buffer;
-  /** SQLITE_DATA_DIR: each user's SQLite files are in `<sqliteDataDir>/<userId>/` and nowhere else. */
-  sqliteDataDir: string;
-  /** This process's copies of the uploaded files, brought to the version the shared store holds before a read. */
-  sqliteCopies: Pick<SqliteFileCopies, 'refresh'>;
   upgradeUrl: string;
   queryTimeoutMs: number;
-  /** Called when a connection changes or goes, so cached search results and schemas of it are dropped. */
-  onConnectionChanged(databaseId: string): void;
+  /** `connection.changed` when a connection changes or goes: every process drops its cached pages and schemas. */
+  events: EventPublisher;
   /** Keeps the search index in step with the connections (src/search-index): sync new ones, drop removed ones. */
-  index: IndexLifecycle;
-  /** Failures of that background upkeep: logged, never failing the operation that caused them. */
+  lifecycle: Pick<ConnectionLifecycle, 'connected' | 'changed' | 'removing'>;
+  /** Failures of that upkeep: logged, never failing the operation that caused them. */
   onError(error: unknown): void;
   /** Called when a user's list of connections changes (one added or removed), for `User.connectedDatabases`. */
   onConnectionsOfUserChanged(userId: string): void;
-}
-
-export interface IndexLifecycle {
-  connected(record: DatabaseConnectionRecord): Promise<void>;
-  changed(before: DatabaseConnectionRecord, after: DatabaseConnectionRecord, reconnected: boolean): Promise<void>;
-  removing(record: DatabaseConnectionRecord): Promise<void>;
 }
 
 /** Fields whose change means a different database: they are tested again before an update is saved. */
@@ -55,15 +52,8 @@ function invalid(path: string, message: string): AppError {
   return validationError([{ location: 'body', path, message }]);
 }
 
-/** A connector failure as our error; while saving a connection, a database that cannot be reached refuses the submission. */
-export function fromConnectorError(error: ConnectorError, whileSaving: boolean, databaseId?: string): AppError {
-  return new AppError(error.code, error.message, { ...error.details, ...(databaseId && { databaseId }) }, { rejectsSubmission: whileSaving });
-}
-
 /** Connected databases: owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
 export class DatabaseService {
-  private readonly settingsByRecord = new WeakMap<DatabaseConnectionRecord, Promise<ConnectionSettings>>();
-
   constructor(private readonly deps: DatabaseDeps) {}
 
   toDatabase(record: DatabaseConnectionRecord): Database {
@@ -119,7 +109,7 @@ export class DatabaseService {
       nextSyncAt: null,
     });
     this.deps.onConnectionsOfUserChanged(caller.user.id);
-    await this.deps.index.connected(record).catch((error: unknown) => this.deps.onError(error));
+    await this.deps.lifecycle.connected(record).catch((error: unknown) => this.deps.onError(error));
     return { database: this.toDatabase((await this.deps.connections.findById(record.id)) ?? record) };
   }
 
@@ -153,7 +143,7 @@ export class DatabaseService {
         port: record.engine === 'sqlite' ? null : (input.port ?? record.port),
         database: input.database?.trim() ?? record.database,
         username: record.engine === 'sqlite' ? null : (input.username ?? record.username),
-        password: record.engine === 'sqlite' ? null : input.password !== undefined ? input.password : this.passwordOf(record),
+        password: record.engine === 'sqlite' ? null : input.password !== undefined ? input.password : this.deps.sources.passwordOf(record),
         ssl: record.engine === 'sqlite' ? false : (input.ssl ?? record.ssl),
         tables: input.tables !== undefined ? input.tables : record.tables,
       };
@@ -166,19 +156,19 @@ export class DatabaseService {
     }
     const updated = await this.deps.connections.update(id, changes);
     if (reconnects) await this.deps.pools.close(id);
-    this.deps.onConnectionChanged(id);
-    await this.deps.index.changed(record, updated!, reconnects).catch((error: unknown) => this.deps.onError(error));
+    this.deps.events.publish('connection.changed', { databaseId: id });
+    await this.deps.lifecycle.changed(record, updated!, reconnects).catch((error: unknown) => this.deps.onError(error));
     return { database: this.toDatabase(updated!) };
   }
 
   /** deleteDatabase: forgets the connection and its credentials; nothing in the user's database is touched. */
   async remove(caller: UserCaller, id: string): Promise<{ databaseId: string; message: string }> {
     const record = await this.owned(caller.user.id, id);
-    await this.deps.index.removing(record).catch((error: unknown) => this.deps.onError(error));
+    await this.deps.lifecycle.removing(record).catch((error: unknown) => this.deps.onError(error));
     await this.deps.connections.delete(id);
     this.deps.onConnectionsOfUserChanged(caller.user.id);
     await this.deps.pools.close(id);
-    this.deps.onConnectionChanged(id);
+    this.deps.events.publish('connection.changed', { databaseId: id });
     return { databaseId: id, message: 'Database connection removed.' };
   }
 
@@ -204,7 +194,7 @@ export class DatabaseService {
   /** getDatabaseSchema: cached in the store; `refresh` discovers again. */
   async schema(caller: UserCaller, id: string, refresh: boolean): Promise<DatabaseSchema> {
     const record = await this.owned(caller.user.id, id);
-    const tables = refresh || !record.schemaCache ? await this.discover(record) : record.schemaCache;
+    const tables = refresh || !record.schemaCache ? await this.deps.sources.discover(record) : record.schemaCache;
     const fresh = refresh || !record.schemaCache ? await this.deps.connections.findById(id) : record;
     return { databaseId: id, engine: record.engine, discoveredAt: (fresh?.schemaDiscoveredAt ?? new Date()).toISOString(), tables };
   }
@@ -228,76 +218,25 @@ export class DatabaseService {
     return record;
   }
 
-  /**
-   * The pooled executor of a saved connection (search uses it too). A SQLite connection's file is first brought to
-   * the version the store holds (`latestFile`: asked of the store whatever this process saw a moment ago, as a sync
-   * must read the file it was started for).
-   */
-  async executorFor(record: DatabaseConnectionRecord, options: { latestFile?: boolean } = {}): Promise<SqlExecutor> {
-    if (record.engine === 'sqlite') await this.deps.sqliteCopies.refresh(record.userId, record.database, { latest: options.latestFile });
-    // Records are immutable snapshots (an edit makes a new one), so their decrypted settings are kept with them:
-    // every search would otherwise decrypt the password and resolve the SQLite path again.
-    let settings = this.settingsByRecord.get(record);
-    if (!settings) {
-      settings = this.settingsOf(record);
-      this.settingsByRecord.set(record, settings);
-      settings.catch(() => this.settingsByRecord.delete(record));
-    }
-    return this.deps.pools.get(record.id, await settings);
+  /** The pooled executor of a saved connection (search uses it too); see ConnectionSources. */
+  executorFor(record: DatabaseConnectionRecord, options: { latestFile?: boolean } = {}): Promise<SqlExecutor> {
+    return this.deps.sources.executorFor(record, options);
   }
 
   /** Settings of a replication connection to a saved PostgreSQL or MySQL/MariaDB connection's server (stream mode). */
-  async replicationConfigFor(record: DatabaseConnectionRecord): Promise<ClientConfig> {
-    return this.deps.pools.replicationConfig(await this.settingsOf(record));
+  replicationConfigFor(record: DatabaseConnectionRecord): Promise<ClientConfig> {
+    return this.deps.sources.replicationConfigFor(record);
   }
 
   /** The table schemas of a connection: the cached discovery, or a fresh one when none is cached or `fresh` asks. */
-  async tablesOf(record: DatabaseConnectionRecord, fresh = false): Promise<components['schemas']['TableSchema'][]> {
-    return (!fresh && record.schemaCache) || this.discover(record);
-  }
-
-  private async discover(record: DatabaseConnectionRecord) {
-    try {
-      const executor = await this.executorFor(record);
-      const discovered = await discoverSchema(executor, { tables: record.tables, timeoutMs: this.deps.queryTimeoutMs });
-      await this.deps.connections.update(record.id, { schemaCache: discovered.tables, schemaDiscoveredAt: new Date(), status: 'connected', lastError: null });
-      return discovered.tables;
-    } catch (error) {
-      if (!isConnectorError(error)) throw error;
-      await this.deps.connections.update(record.id, { status: 'error', lastError: error.toSafeError() });
-      throw fromConnectorError(error, false, record.id);
-    }
-  }
-
-  private passwordOf(record: DatabaseConnectionRecord): string | null {
-    return record.passwordEncrypted ? decryptSecret(record.passwordEncrypted, this.deps.credentialsKey, record.id) : null;
-  }
-
-  /** A saved connection's settings; a SQLite file that is gone (or out of reach) is the connector's error. */
-  private async settingsOf(record: DatabaseConnectionRecord): Promise<ConnectionSettings> {
-    return this.settingsFrom({
-      engine: record.engine,
-      host: record.host,
-      port: record.port,
-      database: record.database,
-      username: record.username,
-      password: this.passwordOf(record),
-      ssl: record.ssl,
-      tables: record.tables,
-    }, record.userId);
-  }
-
-  /** Settings the connectors accept; a SQLite path is resolved inside its owner's own folder or refused. */
-  private async settingsFrom(draft: ConnectionSettings, ownerId: string): Promise<ConnectionSettings> {
-    if (draft.engine !== 'sqlite') return draft;
-    await this.deps.sqliteCopies.refresh(ownerId, draft.database);
-    return { ...draft, database: await resolveSqlitePath(draft.database, userSqliteDir(this.deps.sqliteDataDir, ownerId)) };
+  tablesOf(record: DatabaseConnectionRecord, fresh = false): Promise<components['schemas']['TableSchema'][]> {
+    return this.deps.sources.tablesOf(record, fresh);
   }
 
   /** Settings about to be saved: a refused or missing SQLite file is the caller's input (400, 422). */
   private async saveable(draft: ConnectionSettings, ownerId: string): Promise<ConnectionSettings> {
     try {
-      return await this.settingsFrom(draft, ownerId);
+      return await this.deps.sources.settingsFrom(draft, ownerId);
     } catch (error) {
       if (isConnectorError(error)) throw fromConnectorError(error, true);
       throw error;

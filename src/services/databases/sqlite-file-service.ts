@@ -22,8 +22,10 @@ import type { SqliteFileRepository, StoredSqliteFile } from '../../repositories/
 import type { SqliteUploadReservationRepository } from '../../repositories/sqlite-upload-reservation-repository.js';
 import { UPLOAD_NAME, type SqliteFileCopies } from './sqlite-file-copies.js';
 import type { UserCaller } from '../callers.js';
-import { PLAN_LIMITS } from '../accounts/plan-limits.js';
-import type { PlanService } from '../accounts/plan-service.js';
+import { PLAN_LIMITS } from '../../rules/plan-limits.js';
+import type { EventPublisher } from '../../lib/domain-events.js';
+import type { TierName } from '../../rate-limit/index.js';
+import type { ConnectionLifecycle } from './connection-lifecycle.js';
 
 type UploadedFile = components['schemas']['SqliteFileUploadResponse']['data'];
 type FileList = components['schemas']['SqliteFileListResponse']['data'];
@@ -32,7 +34,7 @@ type SqliteFile = components['schemas']['SqliteFile'];
 export interface SqliteFileDeps {
   /** SQLITE_DATA_DIR. */
   root: string;
-  plans: Pick<PlanService, 'planOf'>;
+  plans: { planOf(userId: string): Promise<TierName> };
   connections: Pick<DatabaseConnectionRepository, 'listOwned' | 'listByEngine'>;
   pools: Pick<PoolManager, 'close'>;
   /** Room in the folder held by uploads under way, shared by every process. */
@@ -41,12 +43,13 @@ export interface SqliteFileDeps {
   files: Pick<SqliteFileRepository, 'find' | 'list' | 'names' | 'writeChunk' | 'dropVersion' | 'remove' | 'keep' | 'dropUnkept'>;
   /** This process's copies of them. */
   copies: Pick<SqliteFileCopies, 'adopt' | 'drop' | 'refresh'>;
-  /** A file was replaced or removed: every process's copy of it is no longer known current (the invalidation bus). */
-  onFileChanged(userId: string, name: string): void;
-  /** A connection's file was replaced: cached schemas and pages of it are stale. */
-  onConnectionChanged(databaseId: string): void;
+  /**
+   * `file.replaced` when a file was replaced or removed (every process's copy of it is no longer known current), and
+   * `connection.changed` for each connection that reads it (cached schemas and pages of it are stale).
+   */
+  events: EventPublisher;
   /** A connection's file was replaced: the search index syncs it again (src/search-index). */
-  onSourceReplaced(record: DatabaseConnectionRecord): Promise<void>;
+  lifecycle: Pick<ConnectionLifecycle, 'sourceReplaced'>;
   log(level: 'info' | 'warn', message: string, context: Record<string, unknown>): void;
   now?: () => number;
 }
@@ -148,7 +151,7 @@ export class SqliteFileService {
       // This process's copy is the file just checked: no need to fetch it back.
       await rename(temporary, join(dir, fileName));
       await this.deps.copies.adopt(userId, fileName, version);
-      this.deps.onFileChanged(userId, fileName);
+      this.deps.events.publish('file.replaced', { userId, name: fileName });
       await this.reconnect(userId, fileName);
       return { created: !replaced, data: { file: toSqliteFile(file), replaced } };
     } finally {
@@ -180,7 +183,7 @@ export class SqliteFileService {
     }
     await this.deps.files.remove(userId, fileName);
     await this.deps.copies.drop(userId, fileName);
-    this.deps.onFileChanged(userId, fileName);
+    this.deps.events.publish('file.replaced', { userId, name: fileName });
     return { fileName, message: 'SQLite file deleted.' };
   }
 
@@ -285,8 +288,9 @@ export class SqliteFileService {
   private async reconnect(userId: string, fileName: string): Promise<void> {
     for (const record of await this.connectionsOf(userId, fileName)) {
       await this.deps.pools.close(record.id);
-      this.deps.onConnectionChanged(record.id);
-      await this.deps.onSourceReplaced(record);
+      this.deps.events.publish('connection.changed', { databaseId: record.id });
+      // A failed upkeep never fails the upload: the schedule syncs the connection later.
+      await this.deps.lifecycle.sourceReplaced(record).catch((error: unknown) => this.deps.log('warn', 'search index upkeep failed', { err: error }));
     }
   }
 }

@@ -7,8 +7,10 @@ import type { UserRecord, UserRepository } from '../../repositories/user-reposit
 import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secretMatches, type KeyKind } from './api-key-secrets.js';
 import type { KeyCaller, UserCaller } from '../callers.js';
 import { KeyCache } from './key-cache.js';
-import { PUBLISHABLE_PERMISSIONS, publishableRestrictions, requestsPerIp } from './publishable-keys.js';
-import { isAbovePlan, planOfUser, type PlanService } from '../accounts/plan-service.js';
+import { PUBLISHABLE_PERMISSIONS, publishableRestrictions } from './publishable-keys.js';
+import { requestsPerIp } from '../../rules/key-scope.js';
+import { isAbovePlan, planOfUser } from '../../rules/plans.js';
+import type { PlanService } from '../accounts/plan-service.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type NewApiKeyView = components['schemas']['NewApiKey'];

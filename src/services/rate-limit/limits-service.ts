@@ -3,9 +3,9 @@ import {
   accountSubject, aiRule, aiSubject, concurrencySubject, keySubject, limitsForTier, perHourRule, requestRule, TIERS, visitorSubject,
   WINDOW_SECONDS, type CustomLimits, type LimitCheck, type RateLimitDecision, type RateLimitStore, type RateLimitWindow, type TierName,
 } from '../../rate-limit/index.js';
-import { planOfUser } from '../accounts/plan-service.js';
+import { planOfUser } from '../../rules/plans.js';
 import type { KeyCaller } from '../callers.js';
-import { requestsPerIp } from '../keys/publishable-keys.js';
+import { requestsPerIp } from '../../rules/key-scope.js';
 
 /**
  * An operation's own limit (openapi.yaml `x-quarry-rate-limit`): exempt from the key's limit, or n per hour. Answers

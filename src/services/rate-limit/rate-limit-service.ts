@@ -2,7 +2,7 @@ import type { components } from '../../../generated/openapi.js';
 import type { RequestUsageRepository } from '../../repositories/request-usage-repository.js';
 import { bucketDate, bucketRange, type BucketUnit } from '../../repositories/time-buckets.js';
 import type { ViolationRepository } from '../../repositories/violation-repository.js';
-import { planOfUser } from '../accounts/plan-service.js';
+import { planOfUser } from '../../rules/plans.js';
 import type { KeyCaller } from '../callers.js';
 import type { KeyDay, KeyUsageCache } from './key-usage-cache.js';
 import { keyLimits, tierLabel, type LimitsService } from './limits-service.js';

@@ -39,8 +39,8 @@ export class OutageReads {
     this.records = new LastKnown(options);
     this.lists = new LastKnown(options);
     this.catalogs = new LastKnown(options);
-    // The same messages that drop cached search pages and a user's connection ids (composition.ts, AccountCache).
-    deps.bus.subscribe('search-connection', (databaseId) => this.invalidate(database(databaseId)));
+    // The same messages that drop cached search pages and a user's connection ids (domain events, AccountCache).
+    for (const event of ['connection.changed', 'index.synced']) deps.bus.subscribe(event, (databaseId) => this.invalidate(database(databaseId)));
     deps.bus.subscribe('user-databases', (userId) => this.invalidate(userDatabases(userId)));
   }
 

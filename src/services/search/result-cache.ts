@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 /**
  * The per-user result cache of searchDatabases: whole response pages by a key that already contains the user, the
  * request and each searched connection's id and updatedAt (so an edited connection misses everywhere at once).
- * `forgetDatabase` drops what a connection's change makes stale (connectionListeners). Only searches where every
+ * `forgetDatabase` drops what a connection's change makes stale (connection.changed, index.synced). Only searches where every
  * database answered are cached. Memory by default, Redis (result-cache-redis.ts) when REDIS_URL is set; a cache failure is
  * a miss, never an error.
  */

@@ -9,8 +9,8 @@ import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../
 import type { UserRecord } from '../../repositories/user-repository.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
-import { PLAN_LIMITS } from '../accounts/plan-limits.js';
-import { planOfUser } from '../accounts/plan-service.js';
+import { PLAN_LIMITS } from '../../rules/plan-limits.js';
+import { planOfUser } from '../../rules/plans.js';
 
 /** The most databases one search of this account reads. */
 export function databasesPerSearch(user: Pick<UserRecord, 'plan'>): number {

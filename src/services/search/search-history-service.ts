@@ -2,8 +2,7 @@ import type { components, operations } from '../../../generated/openapi.js';
 import type { SearchRecordRepository } from '../../repositories/search-record-repository.js';
 import type { SearchStatsRepository } from '../../repositories/search-stats-repository.js';
 import { bucketRange } from '../../repositories/time-buckets.js';
-import { resolveRange } from '../analytics/analytics-range.js';
-import { round1 } from '../analytics/analytics-service.js';
+import { resolveRange, round1 } from '../../rules/analytics-range.js';
 import type { KeyCaller } from '../callers.js';
 import type { HistoryCache } from './history-cache.js';
 

@@ -4,6 +4,7 @@
  * it has a finished sync, unless the connection's indexing is off, the caller asked for live results, the search
  * selects columns, or the mode is boolean (the index matches words, not phrases or prefixes).
  */
+import { semanticReady } from '../../search-index/readiness.js';
 import { indexedAsOf } from '../../search-index/changes/freshness.js';
 import type { components } from '../../../generated/openapi.js';
 import type { TableSchema } from '../../connectors/index.js';
@@ -75,7 +76,7 @@ export async function planSearch(deps: PlanDeps, records: DatabaseConnectionReco
         plan.sources.push({
           src: entry.id, connectionId: record.id, tableName: name,
           keyColumns: entry.keyColumns ?? table.primaryKey, textColumns: entry.textColumns ?? table.textColumns,
-          semanticReady: entry.semantic && entry.vectorModel === deps.providerId,
+          semanticReady: semanticReady(entry, deps.providerId),
           // Only columns the rows were written with: one chosen since waits for the sync that writes it.
           filterable: indexedColumns(table, writtenColumns(entry.filterableColumns, entry.syncedColumns?.filterable)),
           sortable: indexedColumns(table, writtenColumns(entry.sortableColumns, entry.syncedColumns?.sortable)),
@@ -109,7 +110,7 @@ function selected(table: TableSchema, names: string[] | null | undefined): boole
 function semanticGap(providerId: string, record: DatabaseConnectionRecord, table: string, entry: IndexTableRecord | undefined, syncing: boolean): NotSemantic[] {
   const turnOn = `Turn semantic search on for it: PATCH /api/v1/databases/${record.id}/index/tables/${encodeURIComponent(table)} with {"semantic": true}.`;
   if (!entry?.semantic) return [{ databaseId: record.id, table, reason: 'never_indexed', message: `This table is not searched by meaning. ${turnOn}` }];
-  if (entry.syncedAt && entry.vectorModel === providerId) return [];
+  if (semanticReady(entry, providerId)) return [];
   if (syncing) return [{ databaseId: record.id, table, reason: 'indexing', message: 'The table is being synced with embeddings; it is searched by meaning once the sync finishes.' }];
   if (entry.vectorModel && entry.vectorModel !== providerId) {
     return [{ databaseId: record.id, table, reason: 'model_changed', message: 'The table was embedded with another model; sync it again (POST .../index/sync).' }];

@@ -28,7 +28,7 @@ import { spaceName } from '../../search-index/index-store.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
-import { searchScope } from '../keys/publishable-keys.js';
+import { searchScope } from '../../rules/key-scope.js';
 import type { LivePlan } from './live-search.js';
 import type { ResultCache } from './result-cache.js';
 import type { SearchCatalog } from './search-catalog.js';

@@ -16,7 +16,7 @@ import { TtlCache } from '../../lib/ttl-cache.js';
 import { named } from '../../sql-search/targets.js';
 import { completions, didYouMean, mergeVocabularies, sampleVocabularies, type SampledVocabulary, type Vocabulary } from '../../sql-search/vocabulary.js';
 import type { KeyCaller } from '../callers.js';
-import { searchScope } from '../keys/publishable-keys.js';
+import { searchScope } from '../../rules/key-scope.js';
 import { firstDatabases } from './search-fan-out.js';
 import type { SearchCatalog } from './search-catalog.js';
 

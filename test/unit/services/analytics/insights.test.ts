@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { QueryStats, SearchTotals } from '../../../../src/repositories/search-stats-repository.js';
-import { resolveRange } from '../../../../src/services/analytics/analytics-range.js';
+import { resolveRange } from '../../../../src/rules/analytics-range.js';
 import { buildInsights, confidence, growthRate, healthScore, relatedQueries, type InsightFacts } from '../../../../src/services/analytics/insights.js';
 
 const now = new Date('2026-11-22T10:00:00Z');

@@ -1,5 +1,5 @@
 /**
- * The index service's schedule and job progress, against Quarry's real store: each connection's scheduled sync is
+ * The index's schedule and a sync job's progress as the Indexing tag shows it, against Quarry's real store: each connection's scheduled sync is
  * queued by one process only, tables dropped from the schema leave the index, an unreachable database waits for its
  * next turn, and a job's rate and ETA come from its stored progress.
  */
@@ -9,8 +9,12 @@ import { IndexJobModel } from '../../../../src/models/index.js';
 import { databaseConnectionRepository as connections, type DatabaseConnectionRecord } from '../../../../src/repositories/database-connection-repository.js';
 import { indexJobRepository as jobs, type IndexJobRecord } from '../../../../src/repositories/index-job-repository.js';
 import { indexTableRepository as tables } from '../../../../src/repositories/index-table-repository.js';
+import { DomainEvents } from '../../../../src/lib/domain-events.js';
+import { MemoryBus } from '../../../../src/lib/invalidation-bus.js';
 import { rowId } from '../../../../src/search-index/documents.js';
-import { IndexService } from '../../../../src/services/indexing/index-service.js';
+import { IndexSchedule } from '../../../../src/search-index/schedule.js';
+import { NO_PUMP, SyncQueue } from '../../../../src/search-index/sync-queue.js';
+import { jobView } from '../../../../src/services/indexing/index-views.js';
 import { addConnection, docsTable, openStore, SLOW, type TestStore } from '../../search-index/support.js';
 
 const notesTable: TableSchema = { ...docsTable, name: 'notes' };
@@ -21,6 +25,7 @@ let now: number;
 let schema: Map<string, () => Promise<TableSchema[]>>;
 let errors: unknown[];
 let changed: string[];
+let events: DomainEvents;
 
 beforeEach(async () => {
   store = await openStore();
@@ -28,26 +33,22 @@ beforeEach(async () => {
   schema = new Map();
   errors = [];
   changed = [];
+  events = new DomainEvents(new MemoryBus());
+  events.subscribe('index.synced', ({ databaseId }) => changed.push(databaseId));
 });
 afterEach(async () => {
   await store?.close();
 });
 
-function service(): IndexService {
-  return new IndexService({
-    owned: async () => { throw new Error('not used here'); },
-    tablesOf: async (record) => (schema.get(record.id) ?? (async () => [docsTable, notesTable]))(),
-    rowLimit: async () => 10_000,
-    connections,
-    tables,
-    jobs,
-    store: store.index,
-    runner: { pump: async () => undefined, abort: () => undefined, abortConnection: async () => undefined },
-    providerId: 'fake:hash-8',
-    onIndexChanged: (id) => changed.push(id),
-    onError: (error) => errors.push(error),
-    now: () => now,
+/** One process's schedule, and the job views the Indexing tag answers with. */
+function service() {
+  const tablesOf = async (record: DatabaseConnectionRecord) => (schema.get(record.id) ?? (async () => [docsTable, notesTable]))();
+  const queue = new SyncQueue({ tables, jobs, store: store.index, runner: NO_PUMP, rowLimit: async () => 10_000, tablesOf, providerId: 'fake:hash-8', events, now: () => now });
+  const schedule = new IndexSchedule({
+    runner: { start: () => undefined, stop: async () => undefined }, store: store.index, jobs, syncing: false, cleanupEveryMs: 60_000,
+    logger: { warn: () => undefined, info: () => undefined }, connections, tablesOf, queue, onError: (error) => errors.push(error), now: () => now,
   });
+  return { runSchedule: () => schedule.runSchedule(), jobView: (job: IndexJobRecord) => jobView(job, now) };
 }
 
 async function scheduled(id: string, minutes = 30): Promise<DatabaseConnectionRecord> {

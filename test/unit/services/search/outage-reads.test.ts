@@ -38,13 +38,13 @@ describe('OutageReads', () => {
     await expect(reads.owned('usr_1', 'db_3')).rejects.toBeInstanceOf(StoreDown);
   });
 
-  it('when a connection changed (search-connection message) before the outage, then nothing read of it is remembered', async () => {
+  it('when a connection changed (connection.changed event) before the outage, then nothing read of it is remembered', async () => {
     const { reads, bus, tick, down } = setup();
     await reads.owned('usr_1', 'db_1');
     await reads.listOwned('usr_1', 'test');
     await reads.indexedTables(['db_1']);
     tick(1);
-    bus.publish('search-connection', 'db_1');
+    bus.publish('connection.changed', 'db_1');
     down();
     await expect(reads.owned('usr_1', 'db_1')).rejects.toBeInstanceOf(StoreDown);
     await expect(reads.listOwned('usr_1', 'test')).rejects.toBeInstanceOf(StoreDown);

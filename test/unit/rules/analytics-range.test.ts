@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../../src/errors/app-error.js';
-import { resolveRange, unitFor } from '../../../../src/services/analytics/analytics-range.js';
+import { AppError } from '../../../src/errors/app-error.js';
+import { resolveRange, unitFor } from '../../../src/rules/analytics-range.js';
 
 const now = new Date('2026-11-22T10:37:00Z'); // a Sunday
 const day = (iso: string) => new Date(`${iso}T00:00:00Z`);

@@ -1,5 +1,5 @@
-import { validationError, type FieldProblem } from '../../errors/app-error.js';
-import type { BucketUnit } from '../../repositories/time-buckets.js';
+import { validationError, type FieldProblem } from '../errors/app-error.js';
+import type { BucketUnit } from '../repositories/time-buckets.js';
 
 /** Days covered by each `period` (the range ends at endDate, today by default). */
 export const PERIOD_DAYS = { day: 1, week: 7, month: 30, '3months': 90, '6months': 180, year: 365 } as const;
@@ -9,6 +9,9 @@ export type AnalyticsPeriod = keyof typeof PERIOD_DAYS;
 export const MAX_RANGE_DAYS = 366;
 
 const dayMs = 86_400_000;
+
+/** Rates, averages and shares are shown to one decimal. */
+export const round1 = (value: number) => Math.round(value * 10) / 10;
 
 export interface RangeQuery {
   startDate?: string;

@@ -1,4 +1,4 @@
-import type { TierName } from '../../rate-limit/index.js';
+import type { TierName } from '../rate-limit/index.js';
 
 const MiB = 1024 * 1024;
 

@@ -1,12 +1,14 @@
 /**
- * The search index's upkeep in one process: jobs left by a stopped or crashed process are resumed, and each
- * connection is synced again when its schedule says so. A process that does not sync (INDEX_SYNC off) leaves all of
- * this to those that do; its searches still read the index.
+ * The search index's upkeep in one process: jobs left by a stopped or crashed process are resumed, each connection
+ * is synced again when its schedule says so, and old versions of the index are removed. A process that does not sync
+ * (INDEX_SYNC off) leaves all of this to those that do; its searches still read the index.
  */
-import type { Logger } from '../../lib/logger.js';
-import type { IndexJobRunner } from '../../search-index/job-runner.js';
-import type { IndexStore } from '../../search-index/index-store.js';
-import type { IndexService } from './index-service.js';
+import type { TableSchema } from '../connectors/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
+import type { IndexJobRunner } from './job-runner.js';
+import type { IndexStore } from './index-store.js';
+import type { SyncQueue } from './sync-queue.js';
 
 /** How often each process looks for connections whose scheduled sync is due. */
 export const SCHEDULE_POLL_MS = 60_000;
@@ -17,7 +19,13 @@ export interface IndexScheduleDeps {
   poller?: { start(): void; stop(): Promise<void> };
   /** Stream mode's reader of replication slots (PostgreSQL). */
   streamer?: { start(): void; stop(): Promise<void> };
-  service: Pick<IndexService, 'runSchedule'>;
+  /** Connections whose scheduled sync is due, each claimed by one process. */
+  connections: Pick<DatabaseConnectionRepository, 'dueForSync' | 'claimScheduledSync'>;
+  /** The connection's tables: the cached discovery, or `fresh` to discover again (new and dropped tables). */
+  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  queue: Pick<SyncQueue, 'enqueue' | 'keepIndexable'>;
+  /** A due connection whose sync could not be queued. */
+  onError(error: unknown): void;
   store: Pick<IndexStore, 'close' | 'spaceNames' | 'cleanUp'>;
   /** Spaces a sync job writes now, in any process. */
   jobs: { runningSpaces(): Promise<string[]> };
@@ -26,6 +34,7 @@ export interface IndexScheduleDeps {
   /** How often old versions of every space are removed (INDEX_KEEP_VERSIONS_MS: as often as they become old). */
   cleanupEveryMs: number;
   logger: Pick<Logger, 'warn' | 'info'>;
+  now?: () => number;
 }
 
 export class IndexSchedule {
@@ -33,7 +42,11 @@ export class IndexSchedule {
   private cleanupTimer: NodeJS.Timeout | null = null;
   private cleaning: Promise<unknown> | null = null;
 
-  constructor(private readonly deps: IndexScheduleDeps) {}
+  private readonly now: () => number;
+
+  constructor(private readonly deps: IndexScheduleDeps) {
+    this.now = deps.now ?? Date.now;
+  }
 
   /** Resumes jobs left by a stopped or crashed process, starts the runner and the schedule (when this process syncs). */
   start(): void {
@@ -41,7 +54,7 @@ export class IndexSchedule {
     this.deps.runner.start();
     this.deps.poller?.start();
     this.deps.streamer?.start();
-    const tick = () => void this.deps.service.runSchedule().catch((error) => this.deps.logger.warn({ err: error }, 'index schedule'));
+    const tick = () => void this.runSchedule().catch((error) => this.deps.logger.warn({ err: error }, 'index schedule'));
     this.timer = setInterval(tick, SCHEDULE_POLL_MS);
     this.timer.unref();
     tick();
@@ -50,6 +63,26 @@ export class IndexSchedule {
       this.cleaning ??= this.cleanUp().catch((error) => this.deps.logger.warn({ err: error }, 'index cleanup')).finally(() => (this.cleaning = null));
     }, this.deps.cleanupEveryMs);
     this.cleanupTimer.unref();
+  }
+
+  /**
+   * Queues the syncs that are due: each connection with a schedule whose next sync time has passed, claimed by one
+   * process (the one whose update moves the time on). New tables of the schema join the index, dropped ones leave.
+   */
+  async runSchedule(batch = 20): Promise<number> {
+    const now = new Date(this.now());
+    let queued = 0;
+    for (const record of await this.deps.connections.dueForSync(now, batch)) {
+      const next = new Date(now.getTime() + record.syncIntervalMinutes! * 60_000);
+      if (!(await this.deps.connections.claimScheduledSync(record.id, record.nextSyncAt, next))) continue;
+      try {
+        const schema = await this.deps.queue.keepIndexable(record, await this.deps.tablesOf(record, true));
+        queued += (await this.deps.queue.enqueue(record, schema, 'schedule')).length;
+      } catch (error) {
+        this.deps.onError(error); // an unreachable database waits for its next turn
+      }
+    }
+    return queued;
   }
 
   /**
