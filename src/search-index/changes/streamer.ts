@@ -212,14 +212,7 @@ export class ChangeStreamer {
         },
         // Rows written by the stream are searched by a scan until the space's indexes take them in: folded once
         // there are enough of them or they waited long enough, between batches (one writer at a time).
-        afterBatch: async (rows) => {
-          const pending = this.unfolded.get(space) ?? { rows: 0, since: this.now() };
-          pending.rows += rows;
-          this.unfolded.set(space, pending);
-          if (pending.rows < FOLD_EVERY_ROWS && this.now() - pending.since < FOLD_EVERY_MS) return;
-          this.unfolded.delete(space);
-          await indexed.optimize();
-        },
+        afterBatch: (rows) => this.foldBatch(space, indexed, rows),
         onApplied: () => this.deps.onApplied(record.id),
       });
       active.stream = stream;
@@ -241,8 +234,8 @@ export class ChangeStreamer {
     }
   }
 
-  /** Folds a binary log stream's rows into the space's indexes as the PostgreSQL stream's afterBatch does. */
-  private async foldBinlogBatch(space: string, indexed: { optimize(): Promise<unknown> }, rows: number): Promise<void> {
+  /** Counts a stream's written rows and folds them into the space's indexes once enough have waited (either reader). */
+  private async foldBatch(space: string, indexed: { optimize(): Promise<unknown> }, rows: number): Promise<void> {
     const pending = this.unfolded.get(space) ?? { rows: 0, since: this.now() };
     pending.rows += rows;
     this.unfolded.set(space, pending);
@@ -300,7 +293,7 @@ export class ChangeStreamer {
         await this.deps.reconcile(record, entry.tableName);
         return (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
       },
-      afterBatch: (rows) => this.foldBinlogBatch(space, indexed, rows),
+      afterBatch: (rows) => this.foldBatch(space, indexed, rows),
       onApplied: () => this.deps.onApplied(record.id),
     });
     active.stream = stream;
