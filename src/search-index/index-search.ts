@@ -38,13 +38,10 @@ import type { StageTimer } from '../lib/stage-timer.js';
 /** Matches counted exactly; a search whose matches reach it reports COUNT_CAP and `totalIsEstimate`. */
 export const COUNT_CAP = 1100;
 /**
- * Rows the engine ranks for a search that counts nothing, at the least: the heading's weight and relevance feedback
- * reorder the text's best rows, and deeper pages rank deeper (offset + limit, never more than MAX_WINDOW). The rows
- * the engine reads (with their stored fields and text) are most of a search's cost; reordering the best 50 ranks the
- * first page as well as reordering the best 100 did (Cranfield nDCG@10 0.4071 against 0.4066; 30 gave 0.4050), at
- * half the rows (docs/benchmarks.md).
+ * Rows the engine ranks for a search that counts nothing, at the least: the heading's weight reorders the text's
+ * best rows, and deeper pages rank deeper (offset + limit, never more than MAX_WINDOW).
  */
-export const RANK_DEPTH = 50;
+export const RANK_DEPTH = 100;
 /**
  * Headings whose weight is added to the text's scores, whatever the page: the heading's weight of a row on the page
  * does not depend on how many rows the page counts, so a page ranks as it did when every search counted COUNT_CAP.

@@ -10,7 +10,7 @@ import { grantPlan } from '../support/operator.js';
 import { onSqlite } from '../support/seed-databases.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-/** More rows match "widget" than a page ranks (at least 50 and the next); a quarter of them are blue. */
+/** More rows match "widget" than a page ranks (at least 100 and the next). */
 const ROWS = 150;
 let t: TestServer;
 let owner: TestUser;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   owner = await registerUser(t.client);
   await grantPlan(t, owner, 'pro');
   key = await createKey(t.client, owner, { rateLimitTier: 'pro' });
-  const values = Array.from({ length: ROWS }, (_, i) => `(${i + 1}, 'Widget number ${i + 1}', ${i % 4 === 0 ? "'blue'" : "'red'"})`).join(', ');
+  const values = Array.from({ length: ROWS }, (_, i) => `(${i + 1}, 'Widget number ${i + 1}', ${i % 2 === 0 ? "'blue'" : "'red'"})`).join(', ');
   await onSqlite(join(t.dataDir, 'sqlite', owner.id), 'parts.db', [
     'CREATE TABLE parts (id INTEGER PRIMARY KEY, title TEXT NOT NULL, colour TEXT)',
     `INSERT INTO parts VALUES ${values}`,
@@ -42,7 +42,7 @@ describe('totals from the index', () => {
   it('when more rows match than a page ranks and no exact total is asked, then the total is estimated from the rows holding the word, and says so', async () => {
     const res = await search({ query: 'widget', limit: 10 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    // Every row holds "widget": the estimate is the table's rows, though the index ranked only 51 of them.
+    // Every row holds "widget": the estimate is the table's rows, though the index ranked only 101 of them.
     expect(res.body.data).toMatchObject({ total: ROWS, totalIsEstimate: true, hasMore: true });
     expect(res.body.data.results).toHaveLength(10);
     expect(res.body.data.databases[0]).toMatchObject({ matches: ROWS });
@@ -51,9 +51,9 @@ describe('totals from the index', () => {
   it('when a filter narrows the matches, then the total beyond the page is the rows ranked, a lower bound', async () => {
     const res = await search({ query: 'widget', limit: 10, filter: { column: 'colour', op: 'eq', value: 'blue' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ total: 38, totalIsEstimate: false });
+    expect(res.body.data).toMatchObject({ total: 75, totalIsEstimate: false });
     const few = await search({ query: 'widget number', limit: 10, filter: { column: 'colour', op: 'ne', value: 'green' } });
-    expect(few.body.data).toMatchObject({ total: 50, totalIsEstimate: true });
+    expect(few.body.data).toMatchObject({ total: 100, totalIsEstimate: true });
   });
 
   it('when an exact total is asked, then every match is counted and the total is exact', async () => {
@@ -65,7 +65,7 @@ describe('totals from the index', () => {
   it('when a search counts facets, then they and the total are counted over every match, as with an exact total', async () => {
     const res = await search({ query: 'widget', limit: 10, facets: ['colour'] });
     expect(res.body.data).toMatchObject({ total: ROWS, totalIsEstimate: false, facetsAreEstimate: false });
-    expect(res.body.data.facets.colour).toEqual([{ value: 'red', count: 112 }, { value: 'blue', count: 38 }]);
+    expect(res.body.data.facets.colour).toEqual([{ value: 'blue', count: 75 }, { value: 'red', count: 75 }]);
   });
 
   it('when the matches fit in what a page ranks, then the total is exact without asking', async () => {
