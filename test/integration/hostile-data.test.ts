@@ -237,6 +237,9 @@ describe('hostile data does not take the server down', () => {
     }
     const wideColumns = Array.from({ length: 30 }, (_, i) => `c${i} LONGTEXT`).join(', ');
     await onMysql([
+      // A server that keeps a row-based binary log (stream mode's) writes every column of an inserted row to it, the
+      // 150 MB computed one too, which no packet holds: the fixture's rows stay out of the log (it is not under test).
+      'SET SESSION sql_log_bin = 0',
       `CREATE TABLE ${myTables.bomb} (id INT PRIMARY KEY, seed VARCHAR(40), big LONGTEXT AS (CONCAT(REPEAT('x', 150000000), seed)) VIRTUAL)`,
       ...Array.from({ length: 30 }, (_, i) => `INSERT INTO ${myTables.bomb} (id, seed) VALUES (${i + 1}, 'seed${i + 1}')`),
       `CREATE TABLE ${myTables.huge} (id INT PRIMARY KEY, title VARCHAR(40), body LONGTEXT)`,
