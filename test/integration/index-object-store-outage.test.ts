@@ -31,6 +31,9 @@ beforeAll(async () => {
     INDEX_S3_ACCESS_KEY_ID: 'AKIDQUARRYTEST', INDEX_S3_SECRET_ACCESS_KEY: 'quarry-test-secret',
     // Every search is answered afresh: a cached page would hide where it came from.
     SEARCH_CACHE_TTL_MS: '0',
+    // Nor are the index's rows kept in memory: a version read whole into memory answers a search without the store,
+    // and this test is about the searches that need it (a version too large for INDEX_ROW_CACHE_MB, or not read yet).
+    INDEX_ROW_CACHE_MB: '0',
   });
   owner = await registerUser(t.client);
   await grantPlan(t, owner, 'pro');
