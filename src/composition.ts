@@ -346,6 +346,7 @@ function wireSearchIndex(deps: {
     rowCacheBytes: config.index.rowCacheMb * 1024 * 1024,
     storageOptions: config.index.storageOptions,
     keepVersionsMs: config.index.keepVersionsMs,
+    logger,
   });
   const runner = new IndexJobRunner({
     jobs: indexJobRepository,

@@ -20,6 +20,7 @@
 import { Mutex } from 'async-mutex';
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
+import type { Logger } from '../lib/logger.js';
 import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
 import { ROW_COLUMNS, type VersionRows, VersionRowsBuilder } from './row-cache.js';
@@ -172,6 +173,8 @@ export interface IndexStoreOptions {
    * row by row, as before. 0 or absent: off. A local folder never keeps them (the page cache does that job).
    */
   rowCacheBytes?: number;
+  /** Told when a space's rows are held in memory or found too large to hold (an operator's view of the row cache). */
+  logger?: Pick<Logger, 'info'>;
 }
 
 /**
@@ -409,12 +412,17 @@ export class IndexStore {
         const read = await readRows(table, version, budget);
         if (!read) {
           current.tooLarge = version;
+          this.options.logger?.info({ space: name, version, budgetMb: budget / 1048576 }, 'index rows too large to hold in memory');
           return;
         }
         // Rows written while they were read may or may not be in it: only rows of one version are kept.
         if ((await table.version()) !== version) return;
         current.ready = read;
         this.fitRows(current, budget);
+        this.options.logger?.info(
+          { space: name, version, rows: read.rows, megabytes: Math.round(read.bytes / 1048576), ms: Date.now() - started },
+          'index rows held in memory',
+        );
       } finally {
         current.nextBuildAt = Date.now() + 4 * (Date.now() - started);
       }
@@ -443,7 +451,14 @@ export class IndexStore {
       if (this.prewarmed.get(name) === version) return;
       this.prewarmed.set(name, version);
       try {
+        const started = Date.now();
         await Promise.all((await table.listIndices()).map((index) => table.prewarmIndex(index.name)));
+        // What the index cache holds once this version's indexes are in it: more than INDEX_CACHE_MB means each
+        // search reads parts of them from the store again (a request per query word).
+        this.options.logger?.info(
+          { space: name, version, cachedMb: Math.round((this.cachedBytes() ?? 0) / 1048576), ms: Date.now() - started },
+          'index prewarmed',
+        );
       } catch {
         this.prewarmed.delete(name); // the store is down, or the version went: a later search tries again
       }

@@ -121,6 +121,9 @@ interface LoopReading {
   max: number;
 }
 
+/** How long the object store's process may take to hold a 100,000-row space's rows (about 230 MB from the store). */
+const ROWS_HELD_TIMEOUT_MS = 300_000;
+
 interface Contender {
   name: string;
   search(words: string[]): Promise<Sample>;
@@ -131,6 +134,8 @@ interface Contender {
   /** bytes: null for an index that is not in a local folder. */
   index: { seconds: number; bytes: number | null };
   pid: number;
+  /** What the server logged so far (Quarry only). */
+  output?(): string;
   stop(): Promise<void>;
 }
 
@@ -220,6 +225,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       loop: () => readLoopProbe(server),
       index: { seconds, bytes: env.INDEX_URI ? null : treeBytes(join(dataDir, 'index')) },
       pid: server.child.pid!,
+      output: () => server.output(),
       async stop() {
         await server.stop();
         rmSync(dataDir, { recursive: true, force: true });
@@ -232,6 +238,18 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Searches `contender` (queries from `queries`, none measured) until its log says the space's rows are in memory. */
+async function untilRowsHeld(contender: Contender, queries: string[][]): Promise<string> {
+  const started = performance.now();
+  for (let i = 0; performance.now() - started < ROWS_HELD_TIMEOUT_MS; i++) {
+    const said = /"msg":"index rows (held in memory|too large to hold in memory)"/.exec(contender.output?.() ?? '');
+    if (said) return `rows ${said[1]} after ${((performance.now() - started) / 1000).toFixed(1)} s of searches`;
+    await contender.search(queries[i % queries.length]!);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${contender.name}: its rows were not held in memory within ${ROWS_HELD_TIMEOUT_MS / 1000} s:\n${contender.output?.().slice(-2000)}`);
 }
 
 /** Sphinx indexing the same table, as a contender. */
@@ -494,7 +512,7 @@ export async function runObjectStoreComparison(options: { requests: number; rows
     rare: Array.from({ length: total }, (_, i) => [corpus.rare200[(2 * i) % corpus.rare200.length]!, corpus.rare200[(2 * i + 1) % corpus.rare200.length]!]),
   };
 
-  let s3: { url: string; close(): Promise<void> } | null = null;
+  let s3: { url: string; close(): Promise<void>; requests: Array<{ method: string; path: string }> } | null = null;
   let env: Record<string, string>;
   let where: string;
   if (options.indexUri === 's3') {
@@ -512,19 +530,34 @@ export async function runObjectStoreComparison(options: { requests: number; rows
   }
   const contenders: Contender[] = [];
   try {
-    contenders.push(await startQuarry('local folder', table, pgUrl));
-    contenders.push(await startQuarry('object store', table, pgUrl, undefined, env));
+    // Both log at info, as a server does by default: the object store's says when its rows are held in memory.
+    contenders.push(await startQuarry('local folder', table, pgUrl, undefined, { LOG_LEVEL: 'info' }));
+    contenders.push(await startQuarry('object store', table, pgUrl, undefined, { ...env, LOG_LEVEL: 'info' }));
     const [local, remote] = contenders as [Contender, Contender];
+    // A process on an object store reads a version's rows into memory in the background after its first search of
+    // it (row-cache.ts); until then its searches read rows from the store. The comparison is of the steady state, so
+    // it starts once the server says the rows are held (or too large to hold, when that is the steady state).
+    const held = await untilRowsHeld(remote, sets.verbose);
+    console.log(`object store: ${held}`);
     const lines: string[] = [];
     const breakdown: string[] = [];
+    const storeReads: string[] = [];
     for (const setName of SETS) {
       const samples = new Map<Contender, Sample[]>(contenders.map((c) => [c, []]));
+      // What the object store's searches ask of the store (s3rver counts them): GETs of the table's data pages and
+      // of everything else (the indexes, manifests), per measured search.
+      const reads = { data: 0, other: 0 };
       for (const [i, words] of sets[setName].entries()) {
         for (const contender of rotated(contenders, i)) {
+          const before = s3?.requests.length ?? 0;
           const sample = await contender.search(words);
-          if (i >= WARMUP) samples.get(contender)!.push(sample);
+          if (i < WARMUP) continue;
+          samples.get(contender)!.push(sample);
+          if (contender !== remote || !s3) continue;
+          for (const r of s3.requests.slice(before)) if (r.method === 'GET') reads[r.path.includes('/data/') ? 'data' : 'other']++;
         }
       }
+      if (s3) storeReads.push(`| ${setName} | ${fixed(reads.data / requests, 1)} | ${fixed(reads.other / requests, 1)} |`);
       const sorted = (c: Contender) => samples.get(c)!.map((s) => s.ms).sort((a, b) => a - b);
       const p50 = (c: Contender) => percentile(sorted(c), 0.5);
       const ratio = p50(remote) / p50(local);
@@ -547,6 +580,15 @@ export async function runObjectStoreComparison(options: { requests: number; rows
     console.log('| set | index | client | total | engine | index work | details | requests |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const line of breakdown) console.log(line);
+    console.log(`\nRSS after the searches: local folder ${fixed(rssOf(local.pid) / 1048576)} MB, object store ${fixed(rssOf(remote.pid) / 1048576)} MB`);
+    const prewarmed = [...(remote.output?.() ?? '').matchAll(/"cachedMb":(\d+),"ms":(\d+),"msg":"index prewarmed"/g)].at(-1);
+    if (prewarmed) console.log(`\nobject store: LanceDB's caches held ${prewarmed[1]} MB once the last version's indexes were loaded (in ${prewarmed[2]} ms)`);
+    if (storeReads.length > 0) {
+      console.log('\nThe object store\'s GET requests per measured search (data: the table\'s pages; other: indexes, manifests)\n');
+      console.log('| set | data | other |');
+      console.log('|---|---|---|');
+      for (const line of storeReads) console.log(line);
+    }
   } finally {
     for (const c of contenders.reverse()) await c.stop().catch((error: unknown) => console.error(`${c.name} stop: ${(error as Error).message}`));
     await s3?.close();
