@@ -1,5 +1,5 @@
 /**
- * Issue 7's figures, in one run:
+ * The semantic search figures, in one run:
  *   1. embedding throughput (rows/s) of the local model on the standard corpus (/work/shared/bench), next to the cost
  *      of embedding one query;
  *   2. vector search latency (p50/p99 over varied query vectors) of the search index (LanceDB, an IVF_FLAT index
