@@ -37,6 +37,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { startServer } from '../../src/server.js';
 import { ApiClient } from '../lib/api-client.js';
 import { bm25Reference, HALVES, loadCranfield, measure, type CranfieldDoc, type Half, type Measures } from './lib/cranfield.js';
+import { percentile } from './lib/stats.js';
 
 const PG_ADMIN = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -206,7 +207,7 @@ async function main(): Promise<void> {
       out.set(query.n, (res.body.data.results as Array<{ primaryKey: { id: number } }>).map((r) => Number(r.primaryKey.id)));
     }
     times.sort((a, b) => a - b);
-    return { rankings: out, p50: times[Math.floor(times.length / 2)]!, approximate, empty, relaxed };
+    return { rankings: out, p50: percentile(times, 0.5), approximate, empty, relaxed };
   }
 
   try {
