@@ -3,6 +3,8 @@
  * changed rows are gathered over transactions, one key once however often its row changed, and written as a batch
  * when enough keys are gathered or the oldest has waited long enough. A stream's work runs one task at a time, in
  * the order its changes arrived, so that a batch is never written while another is, nor while a change is gathered.
+ * A stream ends once (stopped, lost to another process, or failed): the task running is let finish, no other runs,
+ * and the reader is disconnected before the end is told.
  */
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { primaryKeyJson, rowId, rowsByKeysQuery } from '../documents.js';
@@ -20,6 +22,8 @@ export interface StreamedTable {
   provider: EmbeddingProvider | null;
 }
 
+export type StreamEnd = { status: 'stopped' | 'lost' } | { status: 'failed'; error: unknown };
+
 /** Per src, the changed rows' keys: a string naming the key (to coalesce), with the key's values. */
 export type PendingKeys = Map<string, Map<string, unknown[]>>;
 
@@ -30,8 +34,8 @@ export interface ChangeBatcherOptions {
   flushMs?: number;
   /** Writes a batch; runs as one of the stream's tasks, never beside another. */
   write(batch: PendingKeys): Promise<void>;
-  /** A task threw: no later task runs, the stream has failed. */
-  failed(error: unknown): void;
+  /** Lets go of the reader's connections once the stream has ended. */
+  disconnect(): Promise<void> | void;
 }
 
 export class ChangeBatcher {
@@ -40,8 +44,20 @@ export class ChangeBatcher {
   private timer: NodeJS.Timeout | null = null;
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
+  private resolveEnd!: (end: StreamEnd) => void;
+  /** Resolves when the stream ends: stopped, lost to another process, or failed (a task threw). */
+  readonly done: Promise<StreamEnd>;
 
-  constructor(private readonly options: ChangeBatcherOptions) {}
+  constructor(private readonly options: ChangeBatcherOptions) {
+    this.done = new Promise((resolve) => {
+      this.resolveEnd = resolve;
+    });
+  }
+
+  /** The stream has ended (or was abandoned): no task runs any more. */
+  get ended(): boolean {
+    return this.closed;
+  }
 
   /** Keys gathered and not yet written. */
   get size(): number {
@@ -95,31 +111,43 @@ export class ChangeBatcher {
     return this.run(() => this.flush());
   }
 
-  /** Runs a task after the ones before it; none runs once the stream is closed or a task has failed. */
+  /** Runs a task after the ones before it; none runs once the stream has ended. A task that throws fails it. */
   run(task: () => Promise<void>): Promise<void> {
     const next = this.queue.then(async () => {
       if (this.closed) return;
       try {
         await task();
       } catch (error) {
-        this.close();
-        this.options.failed(error);
+        this.end({ status: 'failed', error });
       }
     });
     this.queue = next;
     return next;
   }
 
-  /** No task runs after the current one; what was gathered and not written is left. */
-  close(): void {
+  /**
+   * Ends the stream: no task runs after the current one, which is let finish; then the reader is disconnected and
+   * `done` resolves. What was gathered and not written is left for the next reader (its position was not stored).
+   */
+  end(end: StreamEnd): void {
+    if (!this.close()) return;
+    void this.queue.finally(() => this.options.disconnect()).catch(() => undefined).finally(() => this.resolveEnd(end));
+  }
+
+  /** Ends as if the process died: the reader is cut at once, nothing more written or stored (tests of a takeover). */
+  async abandon(): Promise<void> {
+    if (!this.close()) return;
+    await Promise.resolve(this.options.disconnect()).catch(() => undefined);
+    this.resolveEnd({ status: 'lost' });
+  }
+
+  /** False when already closed. */
+  private close(): boolean {
+    if (this.closed) return false;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-  }
-
-  /** Resolves when the task running (and those queued before close) are done. */
-  settled(): Promise<void> {
-    return this.queue;
+    return true;
   }
 
   private schedule(): void {

@@ -20,8 +20,8 @@ import ZongJi, { type AnyBinlogEvent } from '@vlasky/zongji';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import type { IndexSpace } from '../index-store.js';
 import { binlogKey, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
-import { ChangeBatcher, writeBatch, type PendingKeys, type StreamedTable } from './change-batcher.js';
-import { StreamError, type StreamEnd } from './pg-stream.js';
+import { ChangeBatcher, writeBatch, type PendingKeys, type StreamedTable, type StreamEnd } from './change-batcher.js';
+import { StreamError } from './pg-stream.js';
 
 /**
  * The settings of a reader's connections, from those of the saved connection: the socket goes to the address the
@@ -178,8 +178,6 @@ export class BinlogChangeStream {
   private confirmed: BinlogPosition;
   private keepalive: NodeJS.Timeout | null = null;
   private control: Promise<mysql.Connection> | null = null;
-  private ended = false;
-  private resolveEnd!: (end: StreamEnd) => void;
   readonly done: Promise<StreamEnd>;
   readonly applied = { written: 0, deleted: 0, reconciled: 0 };
 
@@ -190,18 +188,16 @@ export class BinlogChangeStream {
       batchKeys: run.batchKeys,
       flushMs: run.flushMs,
       write: (batch) => this.write(batch),
-      failed: (error) => this.end({ status: 'failed', error }),
+      disconnect: () => this.close(),
     });
-    this.done = new Promise((resolve) => {
-      this.resolveEnd = resolve;
-    });
+    this.done = this.batcher.done;
     this.reader = new ZongJi(run.connection);
     this.reader.on('binlog', (event: AnyBinlogEvent) => {
       // The reader's resume pair moves with each event: read it now, it is past this event when the task runs.
       const at: BinlogPosition = { file: String(this.reader.options.filename), position: Number(this.reader.options.position), gtid: event.gtid ?? null };
       void this.batcher.run(() => this.onEvent(event, at));
     });
-    this.reader.on('error', (error: Error) => this.end({ status: 'failed', error: binlogStreamError(error, String(run.connection.user)) }));
+    this.reader.on('error', (error: Error) => this.batcher.end({ status: 'failed', error: binlogStreamError(error, String(run.connection.user)) }));
   }
 
   /** Starts reading the log from the stored position. */
@@ -219,17 +215,13 @@ export class BinlogChangeStream {
 
   /** Stops reading: what was received but not written is read again by the next reader. */
   async stop(): Promise<StreamEnd> {
-    this.end({ status: 'stopped' });
+    this.batcher.end({ status: 'stopped' });
     return this.done;
   }
 
   /** Ends as if the process died: the connections are cut, nothing written or stored (tests of a takeover). */
-  async abandon(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    this.batcher.close();
-    this.close();
-    this.resolveEnd({ status: 'lost' });
+  abandon(): Promise<void> {
+    return this.batcher.abandon();
   }
 
   /** Writes what was gathered, then stores the position (tests wait on it). */
@@ -262,17 +254,10 @@ export class BinlogChangeStream {
     if (!end || this.batcher.size > 0 || compareBinlogPositions(read, { file: end.Log_name, position: Number(end.File_size) }) < 0) return;
     const position = this.received && compareBinlogPositions(this.received, this.confirmed) > 0 ? this.received : this.confirmed;
     if (!(await this.run.savePosition(position))) {
-      this.end({ status: 'lost' });
+      this.batcher.end({ status: 'lost' });
       return;
     }
     this.confirmed = position;
-  }
-
-  private end(end: StreamEnd): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.batcher.close();
-    void this.batcher.settled().finally(() => this.close()).finally(() => this.resolveEnd(end));
   }
 
   private async onEvent(event: AnyBinlogEvent, at: BinlogPosition): Promise<void> {
@@ -332,7 +317,7 @@ export class BinlogChangeStream {
     const position = this.received;
     if (!position || compareBinlogPositions(position, this.confirmed) <= 0) return;
     if (!(await this.run.savePosition(position))) {
-      this.end({ status: 'lost' });
+      this.batcher.end({ status: 'lost' });
       return;
     }
     this.confirmed = position;

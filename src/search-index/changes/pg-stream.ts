@@ -18,7 +18,7 @@ import pg, { type ClientConfig } from 'pg';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { primaryKeyJson } from '../documents.js';
 import type { IndexSpace } from '../index-store.js';
-import { ChangeBatcher, writeBatch, type PendingKeys, type StreamedTable } from './change-batcher.js';
+import { ChangeBatcher, writeBatch, type PendingKeys, type StreamedTable, type StreamEnd } from './change-batcher.js';
 
 /** Publication and slot of a connection, named so an operator recognises them: `quarry_<connection id>`. */
 export function streamName(connectionId: string): string {
@@ -167,8 +167,6 @@ export interface StreamRun {
   queryTimeoutMs?: number;
 }
 
-export type StreamEnd = { status: 'stopped' | 'lost' } | { status: 'failed'; error: unknown };
-
 /** One connection's stream in this process: started by `start`, ended by `stop` (or by losing the stream). */
 export class PgChangeStream {
   private readonly service: LogicalReplicationService;
@@ -183,8 +181,6 @@ export class PgChangeStream {
   private lastKeepalive: string | null = null;
   private dataSinceKeepalive = false;
   private confirmed: string | null = null;
-  private ended = false;
-  private resolveEnd!: (end: StreamEnd) => void;
   /** Resolves when the stream ends: stopped, lost to another process, or failed (the caller retries). */
   readonly done: Promise<StreamEnd>;
   /** Rows written and deleted so far (tests and logs). */
@@ -197,11 +193,11 @@ export class PgChangeStream {
       batchKeys: run.batchKeys,
       flushMs: run.flushMs,
       write: (batch) => this.write(batch),
-      failed: (error) => this.end({ status: 'failed', error }),
+      disconnect: async () => {
+        await this.service.destroy();
+      },
     });
-    this.done = new Promise((resolve) => {
-      this.resolveEnd = resolve;
-    });
+    this.done = this.batcher.done;
     // No automatic status updates: the client's timer would confirm the last position RECEIVED, before its changes
     // are in the index. The server's keepalives are answered here, with the position stored.
     this.service = new LogicalReplicationService(run.clientConfig, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
@@ -218,21 +214,21 @@ export class PgChangeStream {
       this.dataSinceKeepalive = false;
       void this.batcher.run(() => this.onHeartbeat(caughtUp, shouldRespond));
     });
-    this.service.on('error', (error: Error) => this.end({ status: 'failed', error }));
+    this.service.on('error', (error: Error) => this.batcher.end({ status: 'failed', error }));
   }
 
   /** Starts reading the slot from the stored position. */
   start(): void {
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.run.name] });
     this.service.subscribe(plugin, this.run.name, this.run.fromLsn ?? '0/0').then(
-      () => this.end({ status: 'failed', error: new StreamError('STREAM_ENDED', 'The server ended the replication stream.') }),
-      (error: unknown) => this.end({ status: 'failed', error }),
+      () => this.batcher.end({ status: 'failed', error: new StreamError('STREAM_ENDED', 'The server ended the replication stream.') }),
+      (error: unknown) => this.batcher.end({ status: 'failed', error }),
     );
   }
 
   /** Stops reading: what was received but not written is left for the next reader (the slot sends it again). */
   async stop(): Promise<StreamEnd> {
-    this.end({ status: 'stopped' });
+    this.batcher.end({ status: 'stopped' });
     return this.done;
   }
 
@@ -240,24 +236,13 @@ export class PgChangeStream {
    * Ends as if the process died: the connection to the server is cut, nothing written or stored (tests of a
    * takeover).
    */
-  async abandon(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    this.batcher.close();
-    await this.service.destroy().catch(() => undefined);
-    this.resolveEnd({ status: 'lost' });
+  abandon(): Promise<void> {
+    return this.batcher.abandon();
   }
 
   /** Writes what was gathered, then stores and confirms the position (tests wait on it). */
   flushNow(): Promise<void> {
     return this.batcher.flushNow();
-  }
-
-  private end(end: StreamEnd): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.batcher.close();
-    void this.batcher.settled().finally(() => this.service.destroy().catch(() => undefined)).finally(() => this.resolveEnd(end));
   }
 
   private async onMessage(message: Pgoutput.Message): Promise<void> {
@@ -295,7 +280,7 @@ export class PgChangeStream {
     if (!this.inTransaction && lsn && lsn !== '0/0' && (!this.received || lsnValue(lsn) > lsnValue(this.received))) this.received = lsn;
     if (shouldRespond || this.batcher.size === 0) await this.batcher.flush();
     // The server ends a reader that does not answer: the stored position again if nothing moved.
-    if (shouldRespond && this.confirmed && !this.ended) await this.service.acknowledge(this.confirmed);
+    if (shouldRespond && this.confirmed && !this.batcher.ended) await this.service.acknowledge(this.confirmed);
   }
 
   private entryOf(relation: Pick<Pgoutput.MessageRelation, 'schema' | 'name'>): StreamedTable | undefined {
@@ -349,7 +334,7 @@ export class PgChangeStream {
     const position = this.received;
     if (!position || (this.confirmed && lsnValue(position) <= lsnValue(this.confirmed))) return;
     if (!(await this.run.saveLsn(position))) {
-      this.end({ status: 'lost' });
+      this.batcher.end({ status: 'lost' });
       return;
     }
     this.confirmed = position;

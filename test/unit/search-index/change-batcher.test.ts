@@ -11,7 +11,7 @@ function keysOf(batch: PendingKeys): Record<string, string[]> {
 
 function recording(options: { batchKeys?: number; flushMs?: number; write?: (batch: PendingKeys) => Promise<void> } = {}) {
   const written: PendingKeys[] = [];
-  const failures: unknown[] = [];
+  const disconnect = vi.fn(async () => undefined);
   const batcher = new ChangeBatcher({
     batchKeys: options.batchKeys,
     flushMs: options.flushMs,
@@ -19,9 +19,9 @@ function recording(options: { batchKeys?: number; flushMs?: number; write?: (bat
       written.push(batch);
       await options.write?.(batch);
     },
-    failed: (error) => failures.push(error),
+    disconnect,
   });
-  return { batcher, written, failures };
+  return { batcher, written, disconnect };
 }
 
 describe('ChangeBatcher', () => {
@@ -121,30 +121,61 @@ describe('ChangeBatcher', () => {
     expect(events).toEqual(['start docs', 'end docs', 'gather notes', 'start notes', 'end notes', 'start ', 'end ']);
   });
 
-  it('reports a failed write, and runs no task after it', async () => {
+  it('ends the stream as failed when a write fails, disconnects it, and runs no task after it', async () => {
     const error = new Error('the index refused the rows');
-    const { batcher, failures } = recording({ flushMs: 50, write: async () => Promise.reject(error) });
+    const { batcher, disconnect } = recording({ flushMs: 50, write: async () => Promise.reject(error) });
     await batcher.run(async () => {
       batcher.add('docs', '[1]', [1]);
       await batcher.committed();
     });
     await vi.advanceTimersByTimeAsync(50);
-    expect(failures).toEqual([error]);
+    await expect(batcher.done).resolves.toEqual({ status: 'failed', error });
+    expect(disconnect).toHaveBeenCalledTimes(1);
+    expect(batcher.ended).toBe(true);
     const later = vi.fn(async () => undefined);
     await batcher.run(later);
     expect(later).not.toHaveBeenCalled();
   });
 
-  it('writes nothing after close, and its timer no longer fires', async () => {
-    const { batcher, written } = recording({ flushMs: 50 });
+  it('when ended, lets the running task finish before disconnecting, and writes nothing after', async () => {
+    const events: string[] = [];
+    let release!: () => void;
+    const { batcher, written, disconnect } = recording({ flushMs: 50 });
+    disconnect.mockImplementation(async () => {
+      events.push('disconnect');
+    });
+    const running = batcher.run(async () => {
+      batcher.add('docs', '[1]', [1]);
+      await batcher.committed();
+      await new Promise<void>((resolve) => (release = resolve));
+      events.push('task done');
+    });
+    const queued = vi.fn(async () => undefined);
+    void batcher.run(queued);
+    await vi.advanceTimersByTimeAsync(0); // the first task is under way, waiting on its release
+    batcher.end({ status: 'stopped' });
+    batcher.end({ status: 'lost' });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(events).toEqual([]);
+    release();
+    await running;
+    await expect(batcher.done).resolves.toEqual({ status: 'stopped' });
+    expect(events).toEqual(['task done', 'disconnect']);
+    expect(queued).not.toHaveBeenCalled();
+    await batcher.flushNow();
+    expect(written).toHaveLength(0);
+  });
+
+  it('when abandoned (the process dies), disconnects at once and ends as lost, writing nothing gathered', async () => {
+    const { batcher, written, disconnect } = recording({ flushMs: 50 });
     await batcher.run(async () => {
       batcher.add('docs', '[1]', [1]);
       await batcher.committed();
     });
-    batcher.close();
+    await batcher.abandon();
+    await expect(batcher.done).resolves.toEqual({ status: 'lost' });
+    expect(disconnect).toHaveBeenCalledTimes(1);
     await vi.advanceTimersByTimeAsync(1_000);
-    await batcher.flushNow();
-    await batcher.settled();
     expect(written).toHaveLength(0);
   });
 });
