@@ -160,6 +160,48 @@ export class ChangeBatcher {
   }
 }
 
+/**
+ * A stream reader as the streamer sees it (PgChangeStream, BinlogChangeStream): its changes are gathered and written
+ * by its batcher, its own part is to read them (`write` a batch, `disconnect` its connections).
+ */
+export abstract class BatchedChangeStream {
+  protected readonly batcher: ChangeBatcher;
+  /** Resolves when the stream ends: stopped, lost to another process, or failed (the caller retries). */
+  readonly done: Promise<StreamEnd>;
+
+  protected constructor(settings: { batchKeys?: number; flushMs?: number }) {
+    this.batcher = new ChangeBatcher({
+      batchKeys: settings.batchKeys,
+      flushMs: settings.flushMs,
+      write: (batch) => this.write(batch),
+      disconnect: () => this.disconnect(),
+    });
+    this.done = this.batcher.done;
+  }
+
+  /** Stops reading: what was received but not written comes again to the next reader (its position was not stored). */
+  async stop(): Promise<StreamEnd> {
+    this.batcher.end({ status: 'stopped' });
+    return this.done;
+  }
+
+  /** Ends as if the process died: the connections are cut, nothing written or stored (tests of a takeover). */
+  abandon(): Promise<void> {
+    return this.batcher.abandon();
+  }
+
+  /** Writes what was gathered, then stores the position (tests wait on it). */
+  flushNow(): Promise<void> {
+    return this.batcher.flushNow();
+  }
+
+  /** Writes a batch to the index, then stores the position the stream has received up to. */
+  protected abstract write(batch: PendingKeys): Promise<void>;
+
+  /** Lets go of the reader's connections. */
+  protected abstract disconnect(): Promise<void> | void;
+}
+
 export interface KeysRead {
   executor: SqlExecutor;
   space: IndexSpace;

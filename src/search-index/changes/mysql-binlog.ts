@@ -20,7 +20,7 @@ import ZongJi, { type AnyBinlogEvent } from '@vlasky/zongji';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import type { IndexSpace } from '../index-store.js';
 import { binlogKey, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
-import { ChangeBatcher, writeBatch, type PendingKeys, type StreamedTable, type StreamEnd } from './change-batcher.js';
+import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedTable } from './change-batcher.js';
 import { StreamError } from './pg-stream.js';
 
 /**
@@ -169,28 +169,19 @@ export interface BinlogRun {
 }
 
 /** One connection's binary log stream in this process: started by `start`, ended by `stop` (or by losing it). */
-export class BinlogChangeStream {
+export class BinlogChangeStream extends BatchedChangeStream {
   private readonly reader: ZongJi;
   private readonly byName = new Map<string, StreamedTable>();
-  /** Per src, the primary keys changed since the last batch (named by their values as text, see `looseKey`). */
-  private readonly batcher: ChangeBatcher;
   private received: BinlogPosition | null = null;
   private confirmed: BinlogPosition;
   private keepalive: NodeJS.Timeout | null = null;
   private control: Promise<mysql.Connection> | null = null;
-  readonly done: Promise<StreamEnd>;
   readonly applied = { written: 0, deleted: 0, reconciled: 0 };
 
   constructor(private readonly run: BinlogRun) {
+    super(run);
     for (const entry of run.tables) this.byName.set(entry.table.name, entry);
     this.confirmed = run.from;
-    this.batcher = new ChangeBatcher({
-      batchKeys: run.batchKeys,
-      flushMs: run.flushMs,
-      write: (batch) => this.write(batch),
-      disconnect: () => this.close(),
-    });
-    this.done = this.batcher.done;
     this.reader = new ZongJi(run.connection);
     this.reader.on('binlog', (event: AnyBinlogEvent) => {
       // The reader's resume pair moves with each event: read it now, it is past this event when the task runs.
@@ -213,23 +204,7 @@ export class BinlogChangeStream {
     this.keepalive.unref();
   }
 
-  /** Stops reading: what was received but not written is read again by the next reader. */
-  async stop(): Promise<StreamEnd> {
-    this.batcher.end({ status: 'stopped' });
-    return this.done;
-  }
-
-  /** Ends as if the process died: the connections are cut, nothing written or stored (tests of a takeover). */
-  abandon(): Promise<void> {
-    return this.batcher.abandon();
-  }
-
-  /** Writes what was gathered, then stores the position (tests wait on it). */
-  flushNow(): Promise<void> {
-    return this.batcher.flushNow();
-  }
-
-  private close(): void {
+  protected disconnect(): void {
     if (this.keepalive) clearInterval(this.keepalive);
     void this.control?.then((connection) => connection.end()).catch(() => undefined);
     try {
@@ -304,11 +279,12 @@ export class BinlogChangeStream {
   private touch(entry: StreamedTable, image: Row): void {
     const key = binlogKey(entry.table, image);
     if (!key) return;
+    // A key is named by its values as text (looseKey): the log and a re-read may type a value differently.
     this.batcher.add(entry.src, looseKey(key), key);
   }
 
   /** Writes a batch of gathered changes to the index, then stores the last received position. */
-  private async write(pending: PendingKeys): Promise<void> {
+  protected async write(pending: PendingKeys): Promise<void> {
     const batch = await writeBatch(this.run, pending, (src) => [...this.byName.values()].find((e) => e.src === src), (_table, key) => looseKey(key));
     this.applied.written += batch.written;
     this.applied.deleted += batch.deleted;

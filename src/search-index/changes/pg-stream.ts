@@ -18,7 +18,7 @@ import pg, { type ClientConfig } from 'pg';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { primaryKeyJson } from '../documents.js';
 import type { IndexSpace } from '../index-store.js';
-import { ChangeBatcher, writeBatch, type PendingKeys, type StreamedTable, type StreamEnd } from './change-batcher.js';
+import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedTable } from './change-batcher.js';
 
 /** Publication and slot of a connection, named so an operator recognises them: `quarry_<connection id>`. */
 export function streamName(connectionId: string): string {
@@ -168,11 +168,9 @@ export interface StreamRun {
 }
 
 /** One connection's stream in this process: started by `start`, ended by `stop` (or by losing the stream). */
-export class PgChangeStream {
+export class PgChangeStream extends BatchedChangeStream {
   private readonly service: LogicalReplicationService;
   private readonly bySource = new Map<string, StreamedTable>();
-  /** Per src, the primary keys changed since the last batch (named by their JSON). */
-  private readonly batcher: ChangeBatcher;
   private truncated = new Set<string>();
   private inTransaction = false;
   /** Commit end of the last transaction received, and the last position stored and confirmed. */
@@ -181,23 +179,13 @@ export class PgChangeStream {
   private lastKeepalive: string | null = null;
   private dataSinceKeepalive = false;
   private confirmed: string | null = null;
-  /** Resolves when the stream ends: stopped, lost to another process, or failed (the caller retries). */
-  readonly done: Promise<StreamEnd>;
   /** Rows written and deleted so far (tests and logs). */
   readonly applied = { written: 0, deleted: 0, truncated: 0, reconciled: 0 };
 
   constructor(private readonly run: StreamRun) {
+    super(run);
     for (const entry of run.tables) this.bySource.set(relationKey(entry.table.schema ?? 'public', entry.table.name), entry);
     this.confirmed = run.fromLsn;
-    this.batcher = new ChangeBatcher({
-      batchKeys: run.batchKeys,
-      flushMs: run.flushMs,
-      write: (batch) => this.write(batch),
-      disconnect: async () => {
-        await this.service.destroy();
-      },
-    });
-    this.done = this.batcher.done;
     // No automatic status updates: the client's timer would confirm the last position RECEIVED, before its changes
     // are in the index. The server's keepalives are answered here, with the position stored.
     this.service = new LogicalReplicationService(run.clientConfig, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
@@ -226,23 +214,8 @@ export class PgChangeStream {
     );
   }
 
-  /** Stops reading: what was received but not written is left for the next reader (the slot sends it again). */
-  async stop(): Promise<StreamEnd> {
-    this.batcher.end({ status: 'stopped' });
-    return this.done;
-  }
-
-  /**
-   * Ends as if the process died: the connection to the server is cut, nothing written or stored (tests of a
-   * takeover).
-   */
-  abandon(): Promise<void> {
-    return this.batcher.abandon();
-  }
-
-  /** Writes what was gathered, then stores and confirms the position (tests wait on it). */
-  flushNow(): Promise<void> {
-    return this.batcher.flushNow();
+  protected async disconnect(): Promise<void> {
+    await this.service.destroy();
   }
 
   private async onMessage(message: Pgoutput.Message): Promise<void> {
@@ -307,11 +280,12 @@ export class PgChangeStream {
   private touch(relation: Pgoutput.MessageRelation, values: Record<string, unknown>): void {
     const entry = this.entryOf(relation);
     if (!entry) return;
+    // A key is named by its JSON, as the index names the row.
     this.batcher.add(entry.src, primaryKeyJson(entry.table, values), entry.table.primaryKey.map((c) => values[c]));
   }
 
   /** Writes a batch of gathered changes to the index, then stores and confirms the last received position. */
-  private async write(pending: PendingKeys): Promise<void> {
+  protected async write(pending: PendingKeys): Promise<void> {
     const truncated = this.truncated;
     this.truncated = new Set();
     const touched = new Set<string>();
