@@ -24,6 +24,27 @@ export interface StreamedTable {
 
 export type StreamEnd = { status: 'stopped' | 'lost' } | { status: 'failed'; error: unknown };
 
+/** What a stream reader is given, whatever its server: where its batches are read from and written to. */
+export interface StreamedRun {
+  executor: SqlExecutor;
+  space: IndexSpace;
+  tables: StreamedTable[];
+  /**
+   * The table changed in a way its changes cannot carry (columns added or dropped, a TRUNCATE in a binary log): its
+   * rows are re-read in full (a reconcile); returns the table's schema as discovered now, that the stream goes on
+   * with (null: the table is gone).
+   */
+  reconcile(src: string): Promise<TableSchema | null>;
+  /** Rows of these tables changed in the index (cached answers that read them are stale). */
+  onApplied?(srcs: string[]): void;
+  /** After a batch is written, before its position is stored: `rows` written or deleted (folds them in when due). */
+  afterBatch?(rows: number): Promise<void>;
+  /** Keys gathered before a batch is written, and how long a change waits at most for its batch. */
+  batchKeys?: number;
+  flushMs?: number;
+  queryTimeoutMs?: number;
+}
+
 /** Per src, the changed rows' keys: a string naming the key (to coalesce), with the key's values. */
 export type PendingKeys = Map<string, Map<string, unknown[]>>;
 

@@ -17,10 +17,8 @@ import net from 'node:net';
 import type { ClientConfig } from 'pg';
 import mysql, { type ConnectionOptions } from 'mysql2/promise';
 import ZongJi, { type AnyBinlogEvent } from '@vlasky/zongji';
-import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
-import type { IndexSpace } from '../index-store.js';
 import { binlogKey, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
-import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedTable } from './change-batcher.js';
+import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedRun, type StreamedTable } from './change-batcher.js';
 import { StreamError } from './pg-stream.js';
 
 /**
@@ -146,24 +144,14 @@ export function grantsReplication(grants: string[]): boolean {
   return grants.some((grant) => /^GRANT\s+`/i.test(grant) || (/\bON\s+\*\.\*/i.test(grant) && /\b(ALL PRIVILEGES|REPLICATION (SLAVE|REPLICA))\b/i.test(grant)));
 }
 
-export interface BinlogRun {
+export interface BinlogRun extends StreamedRun {
   connection: ConnectionOptions;
-  executor: SqlExecutor;
   /** The database whose tables stream (the connection's). */
   schema: string;
   serverId: number;
-  space: IndexSpace;
-  tables: StreamedTable[];
   from: BinlogPosition;
   /** Stores the position after a batch is in the index; false when this process no longer holds the stream. */
   savePosition(position: BinlogPosition): Promise<boolean>;
-  /** The table changed outside row events: re-read in full; returns its schema now (null: the table is gone). */
-  reconcile(src: string): Promise<TableSchema | null>;
-  onApplied?(srcs: string[]): void;
-  afterBatch?(rows: number): Promise<void>;
-  batchKeys?: number;
-  flushMs?: number;
-  queryTimeoutMs?: number;
   /** How often an idle stream asks the server whether it has read everything (default 10 s). */
   keepaliveMs?: number;
 }

@@ -17,8 +17,7 @@ import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from 'pg-log
 import pg, { type ClientConfig } from 'pg';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { primaryKeyJson } from '../documents.js';
-import type { IndexSpace } from '../index-store.js';
-import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedTable } from './change-batcher.js';
+import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedRun, type StreamedTable } from './change-batcher.js';
 
 /** Publication and slot of a connection, named so an operator recognises them: `quarry_<connection id>`. */
 export function streamName(connectionId: string): string {
@@ -141,30 +140,14 @@ export async function slotLagBytes(executor: SqlExecutor, name: string, timeoutM
   return row && row.lag !== null ? Number(row.lag) : null;
 }
 
-export interface StreamRun {
+export interface StreamRun extends StreamedRun {
   clientConfig: ClientConfig;
-  executor: SqlExecutor;
   /** Slot and publication name (streamName). */
   name: string;
-  space: IndexSpace;
-  tables: StreamedTable[];
   /** The position stored after the last batch written (null: the slot's own, a new stream). */
   fromLsn: string | null;
   /** Stores the position after a batch is in the index; false when this process no longer holds the stream. */
   saveLsn(lsn: string): Promise<boolean>;
-  /**
-   * The table's columns changed at the source: its rows are re-read in full (a reconcile); returns the table's
-   * schema as discovered now, that the stream goes on with (null: the table is gone).
-   */
-  reconcile(src: string): Promise<TableSchema | null>;
-  /** Rows of these tables changed in the index (cached answers that read them are stale). */
-  onApplied?(srcs: string[]): void;
-  /** After a batch is written, before its position is stored: `rows` written or deleted (folds them in when due). */
-  afterBatch?(rows: number): Promise<void>;
-  /** Keys gathered before a batch is written, and how long a change waits at most for its batch. */
-  batchKeys?: number;
-  flushMs?: number;
-  queryTimeoutMs?: number;
 }
 
 /** One connection's stream in this process: started by `start`, ended by `stop` (or by losing the stream). */
