@@ -1,5 +1,5 @@
 /**
- * Issue 8's figure: analytics latency over a month of a busy user's searches. Seeds at least 1,000,000 search
+ * The analytics figure: analytics latency over a month of a busy user's searches. Seeds at least 1,000,000 search
  * records over 30 days for a few users (multi-row INSERTs in transactions) into a fresh store, then times every
  * analytics endpoint for the busiest user over varied ranges, next to two baselines measured in the same run:
  * GET /health (the HTTP floor) and a plain `SELECT COUNT(*)` over that user's month (the store floor).

@@ -1,5 +1,5 @@
 /**
- * Issue 3's figure: key-authenticated requests per second against the same route without auth, in one run.
+ * What key authentication costs: key-authenticated requests per second against the same route without auth, in one run.
  * Route: GET /health (public; with a key it also verifies the key: lookup by public id, HMAC-SHA-256 compare,
  * revocation and expiry checks, and reads the key's limit window without consuming it).
  *   npx tsx scripts/bench/key-auth.ts [seconds]

@@ -1,5 +1,5 @@
 /**
- * Issue 27's live path: verbose 8-word natural queries (deterministic, built from corpus rows) through Quarry's own
+ * The live path's figure: verbose 8-word natural queries (deterministic, built from corpus rows) through Quarry's own
  * statement builders (src/sql-search) against each engine directly, and each engine's own naive any-word ranking of every
  * match in the same run, on the 100,000-row standard corpus: PostgreSQL with a GIN expression index, PostgreSQL with a
  * stored tsvector column, MariaDB FULLTEXT, SQLite FTS5, and the LIKE fallback on each engine.

@@ -1,5 +1,5 @@
 /**
- * Issue 6's figure, the live path: POST /api/v1/search with `live: true` (the table searched by PostgreSQL's own
+ * What the live path adds to its SQL: POST /api/v1/search with `live: true` (the table searched by PostgreSQL's own
  * full-text search, not Quarry's index) latency (p50, p99) and throughput against the same SQL run directly with pg,
  * in one run, on the standard corpus (shared/bench: 100,000 articles, rare200 and common200 queries).
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 33's ranking methods measured on Quarry's index code directly (IndexStore and searchIndex, no server): the
+ * The ranking methods measured on Quarry's index code directly (IndexStore and searchIndex, no server): the
  * evidence behind pseudo-relevance feedback (src/search-index/feedback.ts) and the agreement-weighted hybrid fusion
  * (src/search-index/fusion.ts), quicker to run than bench:relevance.
  *

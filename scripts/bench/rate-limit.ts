@@ -1,5 +1,5 @@
 /**
- * Issue 4's figure: what the rate limiter costs per request, with the memory store and with Redis, against the
+ * What the rate limiter costs per request, with the memory store and with Redis, against the
  * same key-authenticated route with limiting disabled, in one run. The key gets custom limits far above the
  * load, so every request is decided (hour window, burst window, concurrency lease) and none is refused.
  *   npx tsx scripts/bench/rate-limit.ts [seconds]

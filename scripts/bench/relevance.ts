@@ -1,5 +1,5 @@
 /**
- * Issue 27's relevance figure: how well Quarry ranks, on the Cranfield judged collection (../shared/bench/relevance),
+ * The relevance figure: how well Quarry ranks, on the Cranfield judged collection (../shared/bench/relevance),
  * against a plain BM25 reference computed in the same run (scripts/bench/lib/cranfield.ts).
  *
  * Cranfield is loaded as cranfield(id primary key, title, body) with each engine's own full-text index into
@@ -12,14 +12,15 @@
  * Runs: natural mode from the index on each engine alone and on the three-way split (the federated answer), and on
  * the split again with one typo per query (withTypo), typo tolerance on (the default) and off;
  * semantic and hybrid on the split (its tables embedded with the configured model); and, for comparison, natural
- * mode answered live by each engine's own full-text search (`live: true`). Issue 33: every run counts its empty
- * answers and the answers whose query was relaxed (`relaxed`), and two runs quote each query's last four words
- * (withQuotedTail), from the index and live, to show such strict parts relaxed rather than answered with nothing.
+ * mode answered live by each engine's own full-text search (`live: true`). Every run counts its empty answers and
+ * the answers whose query was relaxed (`relaxed`), and two runs quote each query's last four words (withQuotedTail),
+ * from the index and live, to show such strict parts relaxed rather than answered with nothing.
  * Targets: natural on each engine >= 0.95 x the reference, the split >= 1.00 x, hybrid >= 1.05 x;
- * the typo run >= 0.90 x the same queries spelt right. Issue 33: the split's natural and hybrid runs, as
- * by default (relevance feedback on the rows ranked, `relevanceFeedback`), without it, and with query expansion
- * instead (RM3 over the whole index, `queryExpansion`), scored on each half of the queries (odd and even query
- * numbers) against the reference on that half: natural >= 1.15 x, hybrid >= natural.
+ * the typo run >= 0.90 x the same queries spelt right. So that a method's settings are not chosen on the queries
+ * that judge it, the split's natural and hybrid runs, as by default (relevance feedback on the rows ranked,
+ * `relevanceFeedback`), without it, and with query expansion instead (RM3 over the whole index, `queryExpansion`),
+ * are scored on each half of the queries (odd and even query numbers) against the reference on that half:
+ * natural >= 1.15 x, hybrid >= natural.
  *
  *   npx tsx scripts/bench/relevance.ts [--no-semantic]
  * BENCH_PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres) and MYSQL_URL (default
@@ -36,6 +37,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { startServer } from '../../src/server.js';
 import { ApiClient } from '../lib/api-client.js';
 import { bm25Reference, HALVES, loadCranfield, measure, type CranfieldDoc, type Half, type Measures } from './lib/cranfield.js';
+import { percentile } from './lib/stats.js';
 
 const PG_ADMIN = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -205,7 +207,7 @@ async function main(): Promise<void> {
       out.set(query.n, (res.body.data.results as Array<{ primaryKey: { id: number } }>).map((r) => Number(r.primaryKey.id)));
     }
     times.sort((a, b) => a - b);
-    return { rankings: out, p50: times[Math.floor(times.length / 2)]!, approximate, empty, relaxed };
+    return { rankings: out, p50: percentile(times, 0.5), approximate, empty, relaxed };
   }
 
   try {
@@ -256,7 +258,7 @@ async function main(): Promise<void> {
       const verdict = row.target === null ? '' : ratio >= row.target ? 'met' : 'NOT MET';
       console.log(`| ${row.run} | ${f(row.m.ndcg10)} | ${ratio.toFixed(3)} | ${f(row.m.map)} | ${f(row.m.recall100)} | ${row.approximate}/${collection.queries.length} | ${row.empty}/${collection.queries.length} | ${row.relaxed}/${collection.queries.length} | ${row.p50.toFixed(1)} | ${row.target === null ? '' : `>= ${row.target.toFixed(2)}`} | ${verdict} |`);
     }
-    // Issue 33: each ranking method on the two halves of the queries (odd and even query numbers), each against the
+    // Each ranking method on the two halves of the queries (odd and even query numbers), each against the
     // reference on the same half: a method's settings are chosen on one half, and what holds on the other is kept.
     const halves = Object.keys(HALVES) as Half[];
     const byHalf = rows.filter((row) => row.run.includes('index: split') && !row.run.includes('typo') && !row.run.includes('quoted'));
@@ -273,7 +275,7 @@ async function main(): Promise<void> {
     };
     halfRow('reference (plain BM25)', reference);
     for (const row of byHalf) halfRow(row.run, row.rankings);
-    // Issue 33's targets, per half: natural >= 1.15 x the reference, hybrid >= natural (each with and without RM3).
+    // The targets per half: natural >= 1.15 x the reference, hybrid >= natural (each with and without RM3).
     const ndcgOf = (run: string, h: Half) => {
       const row = rows.find((r) => r.run === run);
       return row ? measure(collection, row.rankings, h).ndcg10 : null;

@@ -1,5 +1,5 @@
 /**
- * Issue 27's speed figures: search from Quarry's own index against each engine's own naive any-word ranking, and
+ * The search speed figures: search from Quarry's own index against each engine's own naive any-word ranking, and
  * how fast the index is filled, on the standard corpus (../shared/bench: 100,000 articles).
  *
  * - The corpus is loaded once into PostgreSQL (GIN on to_tsvector), MariaDB (FULLTEXT) and SQLite (FTS5), each as
@@ -89,7 +89,7 @@ async function directRunner(engine: Engine): Promise<{ run(words: string[]): Pro
   };
 }
 
-/** Quarry's index against each engine's own naive ranking, and filters and facets (issues 26 and 27). */
+/** Quarry's index against each engine's own naive ranking, and what filters and facets cost. */
 async function perEngine(): Promise<void> {
   ensureCorpus();
   let rows: Array<[string, string]> | null = null;
@@ -158,8 +158,8 @@ async function perEngine(): Promise<void> {
       }
       times.sort((a, b) => a - b);
 
-      // Issue 26: the same queries with a filter and with facets, taking turns with the plain query so all three see
-      // the machine alike. The corpus has no category: the filter is a range on id (half the rows), the facet is
+      // What a filter and facets cost: the same queries with a filter and with facets, taking turns with the plain
+      // query so all three see the machine alike. The corpus has no category: the filter is a range on id (half the rows), the facet is
       // the title, a text column with nearly as many values as rows (the most counting a facet can ask).
       const patched = await client.patch(`/api/v1/databases/${id}/index/tables/articles`, { filterableColumns: ['id', 'title'] }, { token });
       if (patched.status !== 200) throw new Error(`filterable columns ${engine}: ${JSON.stringify(patched.body)}`);

@@ -1,6 +1,6 @@
 /**
- * Issue 7's figures, in one run:
- *   1. embedding throughput (rows/s) of the local model on the standard corpus (/work/shared/bench), next to the cost
+ * The semantic search figures, in one run:
+ *   1. embedding throughput (rows/s) of the local model on the standard corpus (../shared/bench), next to the cost
  *      of embedding one query;
  *   2. vector search latency (p50/p99 over varied query vectors) of the search index (LanceDB, an IVF_FLAT index
  *      from 10,000 vectors) at 10,000 and 100,000 vectors, next to an exact scan of the same vectors in a Float32Array

@@ -1,5 +1,5 @@
 /**
- * Issue 31's full-sync figures: how fast a table's first sync into Quarry's index runs at 100,000 and at 1,000,000
+ * The full-sync figures: how fast a table's first sync into Quarry's index runs at 100,000 and at 1,000,000
  * rows, and how much disk it leaves, against Sphinx's indexer reading the same PostgreSQL table in the same run.
  *
  * - Rows: the standard corpus (../shared/bench, table `articles`) and, with `--rows 1000000`, also the corpus ten

@@ -4,9 +4,8 @@
  * Unlike reciprocal rank fusion it keeps how far apart scores are; `semanticRatio` (0 to 1) is the weight of the
  * vector ranking.
  *
- * Issue 33: a fixed weight still let a weak embedding model pull the ranking below the text's, so the vector
- * ranking's weight follows how far the two rankings agree on their best rows (agreementFusion). Relevant rows are
- * the ones two good rankings tend to share, while the irrelevant rows they return differ (Lee, "Analyses of Multiple
+ * A fixed weight lets a weak embedding model pull the ranking below the text's, so the vector ranking's weight
+ * follows how far the two rankings agree on their best rows (agreementFusion). Relevant rows are the ones two good rankings tend to share, while the irrelevant rows they return differ (Lee, "Analyses of Multiple
  * Evidence Combination", SIGIR 1997, the observation behind CombMNZ); a model whose best rows the text ranking does
  * not share at all is mostly noise for that query, and then leaves the text's ranking as it is.
  *

@@ -7,6 +7,7 @@
 import { isConnectorError, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { AppError } from '../errors/app-error.js';
 import { newId } from '../lib/ids.js';
+import { Chores } from '../lib/chores.js';
 import type { Logger } from '../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../repositories/database-connection-repository.js';
 import type { IndexJobRecord, IndexJobRepository, NewIndexJob } from '../repositories/index-job-repository.js';
@@ -85,7 +86,7 @@ function safeError(error: unknown): { code: string; message: string } {
 export class IndexJobRunner {
   private readonly active = new Map<string, ActiveJob>();
   private readonly now: () => number;
-  private timers: NodeJS.Timeout[] = [];
+  private readonly chores: Chores;
   /** A space's removal of the versions its last sync wrote, due once they are old (one per space). */
   private readonly cleanups = new Map<string, NodeJS.Timeout>();
   private pumping: Promise<void> | null = null;
@@ -96,19 +97,15 @@ export class IndexJobRunner {
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.now = deps.now ?? Date.now;
+    this.chores = new Chores(deps.logger, 'index job runner');
   }
 
   /** Starts the heartbeat and the poll, and claims what is waiting (jobs left by a stopped or crashed process). */
   start(): void {
     this.stopping = false;
-    const every = (ms: number, fn: () => Promise<void>) => {
-      const timer = setInterval(() => void fn().catch((error) => this.deps.logger.warn({ err: error }, 'index job runner')), ms);
-      timer.unref();
-      this.timers.push(timer);
-    };
     const timings = takeoverTimings(this.deps.staleMs);
-    every(this.deps.heartbeatMs ?? timings.heartbeatMs, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
-    every(this.deps.pollMs ?? timings.pollMs, () => this.pump());
+    this.chores.every(this.deps.heartbeatMs ?? timings.heartbeatMs, () => this.deps.jobs.touch([...this.active.keys()], new Date(this.now())));
+    this.chores.every(this.deps.pollMs ?? timings.pollMs, () => this.pump());
     void this.pump();
   }
 
@@ -170,8 +167,7 @@ export class IndexJobRunner {
   /** Graceful stop: aborts between pages, waits, and queues the unfinished jobs again for the next start. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.chores.stop();
     for (const timer of this.cleanups.values()) clearTimeout(timer);
     this.cleanups.clear();
     await this.pumping;

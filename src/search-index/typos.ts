@@ -6,13 +6,13 @@
  * terms), and the closest word of the rows it finds (optimal string alignment: a swap of neighbours is one edit)
  * replaces it in the query. The answer lists each correction.
  *
- * Issue 36: once the space's vocabulary is in memory (vocabulary.ts), the check asks the index nothing: a word is
- * present when a selected table holds a word of its stem, and a missing one is replaced by the closest word the
- * selected tables hold (then the most frequent, then the first by spelling) among those the fuzzy lookup could have
- * found: words whose stem is within the allowed edits of the word's stem, counted as the index counts them (a swap
- * of neighbours is two edits there). Under a filter, a word the selected
- * tables hold may still be outside the filtered rows, so that word is looked up as before, and so is each candidate
- * correction until one is in them. While the vocabulary is being (re)built, words are looked up in the index.
+ * So that a search costs the index one query, not one more per word checked: once the space's vocabulary is in
+ * memory (vocabulary.ts), the check asks the index nothing: a word is present when a selected table holds a word of
+ * its stem, and a missing one is replaced by the closest word the selected tables hold (then the most frequent, then
+ * the first by spelling) among those the fuzzy lookup could have found: words whose stem is within the allowed edits
+ * of the word's stem, counted as the index counts them (a swap of neighbours is two edits there). Under a filter, a
+ * word the selected tables hold may still be outside the filtered rows, so that word is looked up as before, and so
+ * is each candidate correction until one is in them. While the vocabulary is being (re)built, words are looked up in the index.
  */
 import stem from 'wink-porter2-stemmer';
 import { editDistance } from '../sql-search/vocabulary.js';

@@ -231,6 +231,31 @@ export function decodeRank(
 }
 
 /**
+ * A ranking read from the rank statement's rows; when the statement ranked at most `bound` candidates (`bound` not
+ * null), the matches it found (`quarry_found`) say whether the ranking is approximate.
+ */
+export function decodeBoundedRank(
+  rows: Record<string, unknown>[],
+  keyCount: number,
+  window: DetailWindow,
+  detail: ((row: Record<string, unknown>) => HitDetail) | null,
+  bound: number | null,
+): TableRanking {
+  const ranking = decodeRank(rows, keyCount, window, detail);
+  return bound === null ? ranking : boundedRanking(ranking, num(rows[0]?.quarry_found), bound);
+}
+
+/** The details statement's rows: each row's key (k0, k1, …) with its decoded details. */
+export function decodeKeyedDetails(
+  rows: Record<string, unknown>[],
+  keyCount: number,
+  detail: (row: Record<string, unknown>) => HitDetail,
+): Array<{ keys: unknown[]; detail: HitDetail }> {
+  const aliases = keyAliases(keyCount);
+  return rows.map((row) => ({ keys: aliases.map((k) => row[k]), detail: detail(row) }));
+}
+
+/**
  * A ranking of at most `bound` candidates out of `found` matching rows: when more were found it is approximate, and its
  * total (the matches among the ranked rows) a lower bound.
  */

@@ -10,7 +10,7 @@ import { boundedValue, MAX_SEARCHED_TEXT_CHARS } from '../connectors/index.js';
 import type { QueryNode } from '../search-core/boolean-query.js';
 import { highlightRow } from '../search-core/highlight.js';
 import {
-  decodeRank, detailColumnsOf, FALLBACK_SCAN_ROWS, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
+  decodeKeyedDetails, decodeRank, detailColumnsOf, FALLBACK_SCAN_ROWS, fieldsOf, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef,
 } from './sql-common.js';
 import type { CompiledQuery } from '../search-core/query.js';
 import type { Dialect, HitDetail, SearchTarget, TableQueries, TableRanking } from './types.js';
@@ -100,9 +100,6 @@ export function createLikeQueries(target: SearchTarget, query: CompiledQuery, di
 
     decodeRanking: (rows, window) => withScanEstimate(decodeRank(rows, target.keys.length, window, decodeDetail), rows, target),
 
-    decodeDetails(rows) {
-      const aliases = keyAliases(target.keys.length);
-      return rows.map((row) => ({ keys: aliases.map((k) => row[k]), detail: decodeDetail(row) }));
-    },
+    decodeDetails: (rows) => decodeKeyedDetails(rows, target.keys.length, decodeDetail),
   };
 }

@@ -11,7 +11,7 @@
 import type { QueryNode } from '../search-core/boolean-query.js';
 import { highlightRow } from '../search-core/highlight.js';
 import { cleanWord, toMysqlBoolean } from './renderers.js';
-import { assertCount, boundedRanking, decodeRank, detailColumnsOf, fieldsOf, keyAliases, keyedRankShape, keyRef, keysIn, num, Params, rankSql, tableRef } from './sql-common.js';
+import { assertCount, decodeBoundedRank, decodeKeyedDetails, detailColumnsOf, fieldsOf, keyedRankShape, keyRef, keysIn, Params, rankSql, tableRef } from './sql-common.js';
 import type { CompiledQuery } from '../search-core/query.js';
 import type { Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
@@ -92,14 +92,7 @@ export function createMysqlQueries(target: SearchTarget, query: CompiledQuery, d
       return { sql: `SELECT ${select.join(', ')} FROM ${table} d WHERE ${keysIn(refs, keyValues, params)}`, params: params.values };
     },
 
-    decodeRanking(rows, window) {
-      const ranking = decodeRank(rows, target.keys.length, window, decodeDetail);
-      return natural ? boundedRanking(ranking, num(rows[0]?.quarry_found), bound) : ranking;
-    },
-
-    decodeDetails(rows) {
-      const aliases = keyAliases(target.keys.length);
-      return rows.map((row) => ({ keys: aliases.map((k) => row[k]), detail: decodeDetail(row) }));
-    },
+    decodeRanking: (rows, window) => decodeBoundedRank(rows, target.keys.length, window, decodeDetail, natural ? bound : null),
+    decodeDetails: (rows) => decodeKeyedDetails(rows, target.keys.length, decodeDetail),
   };
 }

@@ -18,8 +18,8 @@ import type { QueryNode } from '../search-core/boolean-query.js';
 import { hasMarker, MARK_START, MARK_STOP, markersToHtml, SNIPPET_SEPARATOR } from '../search-core/highlight.js';
 import { toTsquery } from './renderers.js';
 import {
-  boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, detailColumnsOf, fieldsOf, keyAliases, keyedRankShape, keyRef,
-  keysIn, num, Params, rankSql, tableRef, type RankShape,
+  candidateLists, candidatesFound, candidatesSql, decodeBoundedRank, decodeKeyedDetails, detailColumnsOf, fieldsOf, keyedRankShape, keyRef,
+  keysIn, Params, rankSql, tableRef, type RankShape,
 } from './sql-common.js';
 import type { CompiledQuery } from '../search-core/query.js';
 import type { Dialect, HitDetail, SearchTarget, Statement, TableQueries } from './types.js';
@@ -156,14 +156,7 @@ export function createPostgresQueries(target: SearchTarget, query: CompiledQuery
       return { sql: `SELECT ${select.join(', ')} FROM ${table} d WHERE ${keysIn(refs, keyValues, params, cast)}`, params: params.values };
     },
 
-    decodeRanking(rows, window) {
-      const ranking = decodeRank(rows, target.keys.length, window, decodeDetail);
-      return bounded ? boundedRanking(ranking, num(rows[0]?.quarry_found), bound) : ranking;
-    },
-
-    decodeDetails(rows) {
-      const aliases = keyAliases(target.keys.length);
-      return rows.map((row) => ({ keys: aliases.map((k) => row[k]), detail: decodeDetail(row) }));
-    },
+    decodeRanking: (rows, window) => decodeBoundedRank(rows, target.keys.length, window, decodeDetail, bounded ? bound : null),
+    decodeDetails: (rows) => decodeKeyedDetails(rows, target.keys.length, decodeDetail),
   };
 }

@@ -13,7 +13,7 @@
 import { MARK_START, MARK_STOP, hasMarker, highlightRow, markersToHtml } from '../search-core/highlight.js';
 import { fts5ColumnFilter, toFts5 } from './renderers.js';
 import { MAX_RESULT_FIELD_CHARS, MAX_SNIPPET_CHARS } from '../connectors/index.js';
-import { boundedRanking, candidateLists, candidatesFound, candidatesSql, decodeRank, detailColumnsOf, fieldsOf, keysIn, num, Params, rankSql } from './sql-common.js';
+import { candidateLists, candidatesFound, candidatesSql, decodeBoundedRank, detailColumnsOf, fieldsOf, keysIn, Params, rankSql } from './sql-common.js';
 import type { CompiledQuery } from '../search-core/query.js';
 import type { Dialect, HitDetail, SearchTarget, TableQueries } from './types.js';
 
@@ -93,10 +93,7 @@ export function createSqliteFtsQueries(target: SearchTarget, query: CompiledQuer
       return { sql: `SELECT ${select.join(', ')} FROM ${fts} x${join} WHERE ${where}`, params: params.values };
     },
 
-    decodeRanking(rows) {
-      const ranking = decodeRank(rows, 1, { from: 0, to: 0 }, null);
-      return bounded ? boundedRanking(ranking, num(rows[0]?.quarry_found), bound) : ranking;
-    },
+    decodeRanking: (rows) => decodeBoundedRank(rows, 1, { from: 0, to: 0 }, null, bounded ? bound : null),
 
     decodeDetails: (rows) => rows.map((row) => ({ keys: [row.k0], detail: decodeDetail(row) })),
   };

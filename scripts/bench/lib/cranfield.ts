@@ -92,7 +92,7 @@ export interface Measures {
 }
 
 /**
- * Issue 33's two halves of the queries, to choose a method's settings on one and report both: odd and even query
+ * Two halves of the queries, to choose a method's settings on one and report both: odd and even query
  * numbers (n), a split fixed before any run and blind to the queries' text.
  */
 export const HALVES = {

@@ -1,5 +1,5 @@
 /**
- * The search benchmarks' event-loop probe (issue 36), preloaded into the Quarry process with `node --import`: how
+ * The search benchmarks' event-loop probe, preloaded into the Quarry process with `node --import`: how
  * long the server's event loop was kept from turning, by perf_hooks' monitorEventLoopDelay (a 10 ms timer whose
  * lateness is recorded). Every SIGUSR2 prints the delays since the previous one as a `LOOP-PROBE {json}` line on
  * stderr (milliseconds: p50, p99, max) and starts over. A step that blocks the loop for long shows in the max and

@@ -17,12 +17,9 @@ import net from 'node:net';
 import type { ClientConfig } from 'pg';
 import mysql, { type ConnectionOptions } from 'mysql2/promise';
 import ZongJi, { type AnyBinlogEvent } from '@vlasky/zongji';
-import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
-import { primaryKeyJson, rowId, rowsByKeysQuery } from '../documents.js';
-import type { IndexSpace } from '../index-store.js';
 import { binlogKey, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
-import { StreamError, type StreamedTable, type StreamEnd } from './pg-stream.js';
-import { writeRows } from './poll-job.js';
+import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedRun, type StreamedTable } from './change-batcher.js';
+import { StreamError } from './pg-stream.js';
 
 /**
  * The settings of a reader's connections, from those of the saved connection: the socket goes to the address the
@@ -147,58 +144,39 @@ export function grantsReplication(grants: string[]): boolean {
   return grants.some((grant) => /^GRANT\s+`/i.test(grant) || (/\bON\s+\*\.\*/i.test(grant) && /\b(ALL PRIVILEGES|REPLICATION (SLAVE|REPLICA))\b/i.test(grant)));
 }
 
-export interface BinlogRun {
+export interface BinlogRun extends StreamedRun {
   connection: ConnectionOptions;
-  executor: SqlExecutor;
   /** The database whose tables stream (the connection's). */
   schema: string;
   serverId: number;
-  space: IndexSpace;
-  tables: StreamedTable[];
   from: BinlogPosition;
   /** Stores the position after a batch is in the index; false when this process no longer holds the stream. */
   savePosition(position: BinlogPosition): Promise<boolean>;
-  /** The table changed outside row events: re-read in full; returns its schema now (null: the table is gone). */
-  reconcile(src: string): Promise<TableSchema | null>;
-  onApplied?(srcs: string[]): void;
-  afterBatch?(rows: number): Promise<void>;
-  batchKeys?: number;
-  flushMs?: number;
-  queryTimeoutMs?: number;
   /** How often an idle stream asks the server whether it has read everything (default 10 s). */
   keepaliveMs?: number;
 }
 
 /** One connection's binary log stream in this process: started by `start`, ended by `stop` (or by losing it). */
-export class BinlogChangeStream {
+export class BinlogChangeStream extends BatchedChangeStream {
   private readonly reader: ZongJi;
   private readonly byName = new Map<string, StreamedTable>();
-  private pending = new Map<string, Map<string, unknown[]>>();
-  private pendingCount = 0;
   private received: BinlogPosition | null = null;
   private confirmed: BinlogPosition;
-  private queue: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
   private keepalive: NodeJS.Timeout | null = null;
   private control: Promise<mysql.Connection> | null = null;
-  private ended = false;
-  private resolveEnd!: (end: StreamEnd) => void;
-  readonly done: Promise<StreamEnd>;
   readonly applied = { written: 0, deleted: 0, reconciled: 0 };
 
   constructor(private readonly run: BinlogRun) {
+    super(run);
     for (const entry of run.tables) this.byName.set(entry.table.name, entry);
     this.confirmed = run.from;
-    this.done = new Promise((resolve) => {
-      this.resolveEnd = resolve;
-    });
     this.reader = new ZongJi(run.connection);
     this.reader.on('binlog', (event: AnyBinlogEvent) => {
       // The reader's resume pair moves with each event: read it now, it is past this event when the task runs.
       const at: BinlogPosition = { file: String(this.reader.options.filename), position: Number(this.reader.options.position), gtid: event.gtid ?? null };
-      void this.serial(() => this.onEvent(event, at));
+      void this.batcher.run(() => this.onEvent(event, at));
     });
-    this.reader.on('error', (error: Error) => this.end({ status: 'failed', error: binlogStreamError(error, String(run.connection.user)) }));
+    this.reader.on('error', (error: Error) => this.batcher.end({ status: 'failed', error: binlogStreamError(error, String(run.connection.user)) }));
   }
 
   /** Starts reading the log from the stored position. */
@@ -210,31 +188,11 @@ export class BinlogChangeStream {
       includeEvents: ['rotate', 'tablemap', 'writerows', 'updaterows', 'deleterows', 'xid', 'query'],
       includeSchema: { [this.run.schema]: [...this.byName.keys()] },
     });
-    this.keepalive = setInterval(() => void this.serial(() => this.caughtUp()), this.run.keepaliveMs ?? 10_000);
+    this.keepalive = setInterval(() => void this.batcher.run(() => this.caughtUp()), this.run.keepaliveMs ?? 10_000);
     this.keepalive.unref();
   }
 
-  /** Stops reading: what was received but not written is read again by the next reader. */
-  async stop(): Promise<StreamEnd> {
-    this.end({ status: 'stopped' });
-    return this.done;
-  }
-
-  /** Ends as if the process died: the connections are cut, nothing written or stored (tests of a takeover). */
-  async abandon(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.close();
-    this.resolveEnd({ status: 'lost' });
-  }
-
-  /** Writes what was gathered, then stores the position (tests wait on it). */
-  flushNow(): Promise<void> {
-    return this.serial(() => this.flush());
-  }
-
-  private close(): void {
+  protected disconnect(): void {
     if (this.keepalive) clearInterval(this.keepalive);
     void this.control?.then((connection) => connection.end()).catch(() => undefined);
     try {
@@ -250,39 +208,19 @@ export class BinlogChangeStream {
    * sends nothing else).
    */
   private async caughtUp(): Promise<void> {
-    if (this.pendingCount > 0 || this.timer) return;
+    if (!this.batcher.idle) return;
     this.control ??= mysql.createConnection(this.run.connection);
     const logs = (await (await this.control).query({ sql: 'SHOW BINARY LOGS', timeout: this.run.queryTimeoutMs ?? 30_000 }))[0] as Array<{ Log_name: string; File_size: unknown }>;
     const end = logs.at(-1);
     // The reader's own resume pair moves past every event it was sent, those of other tables included.
     const read = { file: String(this.reader.options.filename), position: Number(this.reader.options.position) };
-    if (!end || this.pendingCount > 0 || compareBinlogPositions(read, { file: end.Log_name, position: Number(end.File_size) }) < 0) return;
+    if (!end || this.batcher.size > 0 || compareBinlogPositions(read, { file: end.Log_name, position: Number(end.File_size) }) < 0) return;
     const position = this.received && compareBinlogPositions(this.received, this.confirmed) > 0 ? this.received : this.confirmed;
     if (!(await this.run.savePosition(position))) {
-      this.end({ status: 'lost' });
+      this.batcher.end({ status: 'lost' });
       return;
     }
     this.confirmed = position;
-  }
-
-  private end(end: StreamEnd): void {
-    if (this.ended) return;
-    this.ended = true;
-    if (this.timer) clearTimeout(this.timer);
-    void this.queue.finally(() => this.close()).finally(() => this.resolveEnd(end));
-  }
-
-  private serial(task: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(async () => {
-      if (this.ended) return;
-      try {
-        await task();
-      } catch (error) {
-        this.end({ status: 'failed', error });
-      }
-    });
-    this.queue = next;
-    return next;
   }
 
   private async onEvent(event: AnyBinlogEvent, at: BinlogPosition): Promise<void> {
@@ -302,7 +240,7 @@ export class BinlogChangeStream {
     const targets = statementTargets(query.query, query.schema, this.run.schema, [...this.byName.keys()]);
     if (targets.length > 0) {
       // Changes before the statement are written first; then each table it names is re-read in full.
-      await this.flush();
+      await this.batcher.flush();
       for (const name of targets) await this.reconcileTable(name);
     }
     return this.committed(at);
@@ -323,76 +261,29 @@ export class BinlogChangeStream {
   private async committed(at: BinlogPosition): Promise<void> {
     if (!at.file || !(at.position > 0)) return;
     this.received = at;
-    if (this.pendingCount >= (this.run.batchKeys ?? 500)) return this.flush();
-    this.schedule();
+    return this.batcher.committed();
   }
 
   private touch(entry: StreamedTable, image: Row): void {
     const key = binlogKey(entry.table, image);
     if (!key) return;
-    let keys = this.pending.get(entry.src);
-    if (!keys) this.pending.set(entry.src, (keys = new Map()));
-    const loose = looseKey(key);
-    if (!keys.has(loose)) this.pendingCount += 1;
-    keys.set(loose, key);
+    // A key is named by its values as text (looseKey): the log and a re-read may type a value differently.
+    this.batcher.add(entry.src, looseKey(key), key);
   }
 
-  private schedule(): void {
-    if (this.timer || this.ended) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.serial(() => this.flush());
-    }, this.run.flushMs ?? 500);
-    this.timer.unref();
-  }
-
-  /** Writes the gathered changes to the index, then stores the last received position. */
-  private async flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    const pending = this.pending;
-    this.pending = new Map();
-    this.pendingCount = 0;
-    const touched = new Set<string>();
-    const before = this.applied.written + this.applied.deleted;
-    for (const [src, keys] of pending) {
-      const entry = [...this.byName.values()].find((e) => e.src === src);
-      if (entry && (await this.apply(entry, keys))) touched.add(src);
-    }
-    const rows = this.applied.written + this.applied.deleted - before;
-    if (rows > 0) await this.run.afterBatch?.(rows);
-    if (touched.size > 0) this.run.onApplied?.([...touched]);
+  /** Writes a batch of gathered changes to the index, then stores the last received position. */
+  protected async write(pending: PendingKeys): Promise<void> {
+    const batch = await writeBatch(this.run, pending, (src) => [...this.byName.values()].find((e) => e.src === src), (_table, key) => looseKey(key));
+    this.applied.written += batch.written;
+    this.applied.deleted += batch.deleted;
+    if (batch.written + batch.deleted > 0) await this.run.afterBatch?.(batch.written + batch.deleted);
+    if (batch.touched.length > 0) this.run.onApplied?.(batch.touched);
     const position = this.received;
     if (!position || compareBinlogPositions(position, this.confirmed) <= 0) return;
     if (!(await this.run.savePosition(position))) {
-      this.end({ status: 'lost' });
+      this.batcher.end({ status: 'lost' });
       return;
     }
     this.confirmed = position;
-  }
-
-  /** Re-reads the changed rows by key: the ones found are written, the keys not found are deleted. */
-  private async apply(entry: StreamedTable, keys: Map<string, unknown[]>): Promise<boolean> {
-    const { executor } = this.run;
-    const all = [...keys.values()];
-    let changed = false;
-    for (let i = 0; i < all.length; i += 500) {
-      const page = all.slice(i, i + 500);
-      const statement = rowsByKeysQuery(executor, entry.table, page);
-      const rows = await executor.query(statement.sql, statement.params, { timeoutMs: this.run.queryTimeoutMs ?? 30_000 });
-      const found = new Set(rows.map((row) => looseKey(entry.table.primaryKey.map((c) => row[c]))));
-      const written = await writeRows({ src: entry.src, table: entry.table, space: this.run.space, provider: entry.provider, columns: entry.columns }, rows);
-      const gone = page.filter((key) => !found.has(looseKey(key)))
-        .map((key) => rowId(entry.src, primaryKeyJson(entry.table, Object.fromEntries(entry.table.primaryKey.map((c, n) => [c, key[n]])))));
-      const stored = gone.length > 0 ? await this.run.space.existing(gone) : new Map();
-      const deleted = gone.filter((rid) => stored.has(rid));
-      if (deleted.length > 0) await this.run.space.deleteRows(deleted);
-      this.applied.written += written;
-      this.applied.deleted += deleted.length;
-      if (written + deleted.length > 0) changed = true;
-    }
-    return changed;
   }
 }

@@ -16,11 +16,8 @@
 import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from 'pg-logical-replication';
 import pg, { type ClientConfig } from 'pg';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
-import type { EmbeddingProvider } from '../../embeddings/provider.js';
-import { primaryKeyJson, rowId, rowsByKeysQuery } from '../documents.js';
-import type { IndexedColumn } from '../filter-columns.js';
-import type { IndexSpace } from '../index-store.js';
-import { writeRows } from './poll-job.js';
+import { primaryKeyJson } from '../documents.js';
+import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedRun, type StreamedTable } from './change-batcher.js';
 
 /** Publication and slot of a connection, named so an operator recognises them: `quarry_<connection id>`. */
 export function streamName(connectionId: string): string {
@@ -38,14 +35,6 @@ export class StreamError extends Error {
   constructor(readonly code: 'STREAM_NOT_ALLOWED' | 'STREAM_ENDED' | 'STREAM_SLOT_LOST' | 'STREAM_POSITION_LOST', message: string) {
     super(message);
   }
-}
-
-export interface StreamedTable {
-  /** The indexed table's id, its `src` in the index. */
-  src: string;
-  table: TableSchema;
-  columns: IndexedColumn[];
-  provider: EmbeddingProvider | null;
 }
 
 /** A query on the stream's own connection: Quarry's executors read only, and these statements write. */
@@ -151,41 +140,20 @@ export async function slotLagBytes(executor: SqlExecutor, name: string, timeoutM
   return row && row.lag !== null ? Number(row.lag) : null;
 }
 
-export interface StreamRun {
+export interface StreamRun extends StreamedRun {
   clientConfig: ClientConfig;
-  executor: SqlExecutor;
   /** Slot and publication name (streamName). */
   name: string;
-  space: IndexSpace;
-  tables: StreamedTable[];
   /** The position stored after the last batch written (null: the slot's own, a new stream). */
   fromLsn: string | null;
   /** Stores the position after a batch is in the index; false when this process no longer holds the stream. */
   saveLsn(lsn: string): Promise<boolean>;
-  /**
-   * The table's columns changed at the source: its rows are re-read in full (a reconcile); returns the table's
-   * schema as discovered now, that the stream goes on with (null: the table is gone).
-   */
-  reconcile(src: string): Promise<TableSchema | null>;
-  /** Rows of these tables changed in the index (cached answers that read them are stale). */
-  onApplied?(srcs: string[]): void;
-  /** After a batch is written, before its position is stored: `rows` written or deleted (folds them in when due). */
-  afterBatch?(rows: number): Promise<void>;
-  /** Keys gathered before a batch is written, and how long a change waits at most for its batch. */
-  batchKeys?: number;
-  flushMs?: number;
-  queryTimeoutMs?: number;
 }
 
-export type StreamEnd = { status: 'stopped' | 'lost' } | { status: 'failed'; error: unknown };
-
 /** One connection's stream in this process: started by `start`, ended by `stop` (or by losing the stream). */
-export class PgChangeStream {
+export class PgChangeStream extends BatchedChangeStream {
   private readonly service: LogicalReplicationService;
   private readonly bySource = new Map<string, StreamedTable>();
-  /** Per src, the primary keys changed since the last batch (as their JSON, with the key values). */
-  private pending = new Map<string, Map<string, unknown[]>>();
-  private pendingCount = 0;
   private truncated = new Set<string>();
   private inTransaction = false;
   /** Commit end of the last transaction received, and the last position stored and confirmed. */
@@ -194,27 +162,19 @@ export class PgChangeStream {
   private lastKeepalive: string | null = null;
   private dataSinceKeepalive = false;
   private confirmed: string | null = null;
-  private queue: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
-  private ended = false;
-  private resolveEnd!: (end: StreamEnd) => void;
-  /** Resolves when the stream ends: stopped, lost to another process, or failed (the caller retries). */
-  readonly done: Promise<StreamEnd>;
   /** Rows written and deleted so far (tests and logs). */
   readonly applied = { written: 0, deleted: 0, truncated: 0, reconciled: 0 };
 
   constructor(private readonly run: StreamRun) {
+    super(run);
     for (const entry of run.tables) this.bySource.set(relationKey(entry.table.schema ?? 'public', entry.table.name), entry);
     this.confirmed = run.fromLsn;
-    this.done = new Promise((resolve) => {
-      this.resolveEnd = resolve;
-    });
     // No automatic status updates: the client's timer would confirm the last position RECEIVED, before its changes
     // are in the index. The server's keepalives are answered here, with the position stored.
     this.service = new LogicalReplicationService(run.clientConfig, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
     this.service.on('data', (_lsn: string, message: Pgoutput.Message) => {
       this.dataSinceKeepalive = true;
-      return this.serial(() => this.onMessage(message));
+      return this.batcher.run(() => this.onMessage(message));
     });
     this.service.on('heartbeat', (lsn: string, _time: number, shouldRespond: boolean) => {
       // Messages received before a keepalive may still be on their way to 'data' (the client queues them under flow
@@ -223,61 +183,22 @@ export class PgChangeStream {
       const caughtUp = this.dataSinceKeepalive ? null : this.lastKeepalive;
       this.lastKeepalive = lsn;
       this.dataSinceKeepalive = false;
-      void this.serial(() => this.onHeartbeat(caughtUp, shouldRespond));
+      void this.batcher.run(() => this.onHeartbeat(caughtUp, shouldRespond));
     });
-    this.service.on('error', (error: Error) => this.end({ status: 'failed', error }));
+    this.service.on('error', (error: Error) => this.batcher.end({ status: 'failed', error }));
   }
 
   /** Starts reading the slot from the stored position. */
   start(): void {
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.run.name] });
     this.service.subscribe(plugin, this.run.name, this.run.fromLsn ?? '0/0').then(
-      () => this.end({ status: 'failed', error: new StreamError('STREAM_ENDED', 'The server ended the replication stream.') }),
-      (error: unknown) => this.end({ status: 'failed', error }),
+      () => this.batcher.end({ status: 'failed', error: new StreamError('STREAM_ENDED', 'The server ended the replication stream.') }),
+      (error: unknown) => this.batcher.end({ status: 'failed', error }),
     );
   }
 
-  /** Stops reading: what was received but not written is left for the next reader (the slot sends it again). */
-  async stop(): Promise<StreamEnd> {
-    this.end({ status: 'stopped' });
-    return this.done;
-  }
-
-  /**
-   * Ends as if the process died: the connection to the server is cut, nothing written or stored (tests of a
-   * takeover).
-   */
-  async abandon(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.service.destroy().catch(() => undefined);
-    this.resolveEnd({ status: 'lost' });
-  }
-
-  /** Writes what was gathered, then stores and confirms the position (tests wait on it). */
-  flushNow(): Promise<void> {
-    return this.serial(() => this.flush());
-  }
-
-  private end(end: StreamEnd): void {
-    if (this.ended) return;
-    this.ended = true;
-    if (this.timer) clearTimeout(this.timer);
-    void this.queue.finally(() => this.service.destroy().catch(() => undefined)).finally(() => this.resolveEnd(end));
-  }
-
-  private serial(task: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(async () => {
-      if (this.ended) return;
-      try {
-        await task();
-      } catch (error) {
-        this.end({ status: 'failed', error });
-      }
-    });
-    this.queue = next;
-    return next;
+  protected async disconnect(): Promise<void> {
+    await this.service.destroy();
   }
 
   private async onMessage(message: Pgoutput.Message): Promise<void> {
@@ -296,16 +217,14 @@ export class PgChangeStream {
         for (const relation of message.relations) {
           const entry = this.entryOf(relation);
           if (!entry) continue;
-          this.pending.delete(entry.src);
+          this.batcher.drop(entry.src);
           this.truncated.add(entry.src);
         }
         return;
       case 'commit':
         this.inTransaction = false;
         if (message.commitEndLsn) this.received = message.commitEndLsn;
-        if (this.pendingCount >= (this.run.batchKeys ?? 500) || this.truncated.size > 0) return this.flush();
-        this.schedule();
-        return;
+        return this.batcher.committed(this.truncated.size > 0);
       default:
         return;
     }
@@ -315,9 +234,9 @@ export class PgChangeStream {
     // Between transactions, every change before the server's position was received: once written, the position
     // may move past WAL of tables outside the publication, so that the slot does not keep it.
     if (!this.inTransaction && lsn && lsn !== '0/0' && (!this.received || lsnValue(lsn) > lsnValue(this.received))) this.received = lsn;
-    if (shouldRespond || this.pendingCount === 0) await this.flush();
+    if (shouldRespond || this.batcher.size === 0) await this.batcher.flush();
     // The server ends a reader that does not answer: the stored position again if nothing moved.
-    if (shouldRespond && this.confirmed && !this.ended) await this.service.acknowledge(this.confirmed);
+    if (shouldRespond && this.confirmed && !this.batcher.ended) await this.service.acknowledge(this.confirmed);
   }
 
   private entryOf(relation: Pick<Pgoutput.MessageRelation, 'schema' | 'name'>): StreamedTable | undefined {
@@ -331,7 +250,7 @@ export class PgChangeStream {
     const now = relation.columns.map((c) => c.name).sort().join('\u0000');
     if (known === now) return;
     // Changes before the new columns are written first, then the table is re-read in full.
-    await this.flush();
+    await this.batcher.flush();
     const table = await this.run.reconcile(entry.src);
     this.applied.reconciled += 1;
     if (!table) {
@@ -344,33 +263,13 @@ export class PgChangeStream {
   private touch(relation: Pgoutput.MessageRelation, values: Record<string, unknown>): void {
     const entry = this.entryOf(relation);
     if (!entry) return;
-    const key = entry.table.primaryKey.map((c) => values[c]);
-    let keys = this.pending.get(entry.src);
-    if (!keys) this.pending.set(entry.src, (keys = new Map()));
-    const json = primaryKeyJson(entry.table, values);
-    if (!keys.has(json)) this.pendingCount += 1;
-    keys.set(json, key);
+    // A key is named by its JSON, as the index names the row.
+    this.batcher.add(entry.src, primaryKeyJson(entry.table, values), entry.table.primaryKey.map((c) => values[c]));
   }
 
-  private schedule(): void {
-    if (this.timer || this.ended) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.serial(() => this.flush());
-    }, this.run.flushMs ?? 500);
-    this.timer.unref();
-  }
-
-  /** Writes the gathered changes to the index, then stores and confirms the last received position. */
-  private async flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    const pending = this.pending;
+  /** Writes a batch of gathered changes to the index, then stores and confirms the last received position. */
+  protected async write(pending: PendingKeys): Promise<void> {
     const truncated = this.truncated;
-    this.pending = new Map();
-    this.pendingCount = 0;
     this.truncated = new Set();
     const touched = new Set<string>();
     const before = this.applied.written + this.applied.deleted;
@@ -382,45 +281,27 @@ export class PgChangeStream {
       this.applied.deleted += gone.length;
       if (gone.length > 0) touched.add(src);
     }
-    for (const [src, keys] of pending) {
-      const entry = [...this.bySource.values()].find((e) => e.src === src);
-      if (!entry) continue;
-      if (await this.apply(entry, keys)) touched.add(src);
-    }
+    const batch = await writeBatch(this.run, pending, (src) => [...this.bySource.values()].find((e) => e.src === src), keyJson);
+    this.applied.written += batch.written;
+    this.applied.deleted += batch.deleted;
+    for (const src of batch.touched) touched.add(src);
     const rows = this.applied.written + this.applied.deleted - before;
     if (rows > 0) await this.run.afterBatch?.(rows);
     if (touched.size > 0) this.run.onApplied?.([...touched]);
     const position = this.received;
     if (!position || (this.confirmed && lsnValue(position) <= lsnValue(this.confirmed))) return;
     if (!(await this.run.saveLsn(position))) {
-      this.end({ status: 'lost' });
+      this.batcher.end({ status: 'lost' });
       return;
     }
     this.confirmed = position;
     await this.service.acknowledge(position);
   }
+}
 
-  /** Re-reads the changed rows by key: the ones found are written, the keys not found are deleted. */
-  private async apply(entry: StreamedTable, keys: Map<string, unknown[]>): Promise<boolean> {
-    const { executor } = this.run;
-    const all = [...keys.entries()];
-    let changed = false;
-    for (let i = 0; i < all.length; i += 500) {
-      const page = all.slice(i, i + 500);
-      const statement = rowsByKeysQuery(executor, entry.table, page.map(([, key]) => key));
-      const rows = await executor.query(statement.sql, statement.params, { timeoutMs: this.run.queryTimeoutMs ?? 30_000 });
-      const found = new Set(rows.map((row) => primaryKeyJson(entry.table, row)));
-      const written = await writeRows({ src: entry.src, table: entry.table, space: this.run.space, provider: entry.provider, columns: entry.columns }, rows);
-      const gone = page.filter(([json]) => !found.has(json)).map(([json]) => rowId(entry.src, json));
-      const stored = gone.length > 0 ? await this.run.space.existing(gone) : new Map();
-      const deleted = gone.filter((rid) => stored.has(rid));
-      if (deleted.length > 0) await this.run.space.deleteRows(deleted);
-      this.applied.written += written;
-      this.applied.deleted += deleted.length;
-      if (written + deleted.length > 0) changed = true;
-    }
-    return changed;
-  }
+/** A key's values named as `touch` names them: the primary key's JSON. */
+function keyJson(table: TableSchema, key: unknown[]): string {
+  return primaryKeyJson(table, Object.fromEntries(table.primaryKey.map((c, n) => [c, key[n]])));
 }
 
 function relationKey(schema: string, name: string): string {

@@ -16,6 +16,7 @@ import { isConnectorError, type SqlExecutor, type TableSchema } from '../../conn
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
 import { AppError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
+import { Chores } from '../../lib/chores.js';
 import type { Logger } from '../../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
 import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
@@ -24,17 +25,11 @@ import { qualifiedName, tableId } from '../documents.js';
 import { indexedColumns } from '../filter-columns.js';
 import { spaceName, type IndexStore } from '../index-store.js';
 import { isIndexStorageFailure } from '../storage-failures.js';
+import { FoldSchedule } from './fold-schedule.js';
 import { runPoll } from './poll-job.js';
 
 /** A table's poll interval when its owner named none. */
 export const DEFAULT_POLL_INTERVAL_SECONDS = 5;
-/**
- * Rows written by polls, or seconds since the first of them, before their space's indexes take them in: until then
- * every search reads them by a scan of their text (slower with each row), and folding them in costs a pass over the
- * index, so neither after every poll nor only on the cleanup schedule.
- */
-export const FOLD_EVERY_ROWS = 2000;
-export const FOLD_EVERY_MS = 30_000;
 
 export interface ChangePollerDeps {
   tables: Pick<IndexTableRepository, 'duePolls' | 'claimPoll' | 'pollProgress' | 'touchPolls' | 'releasePolls' | 'update'>;
@@ -79,25 +74,22 @@ export class ChangePoller {
   readonly owner = newId('poll');
   private readonly active = new Map<string, ActivePoll>();
   private readonly now: () => number;
-  private timers: NodeJS.Timeout[] = [];
+  private readonly chores: Chores;
   private ticking: Promise<void> | null = null;
   private stopping = false;
-  /** Per space: rows polls wrote that its indexes do not hold yet, and since when. */
-  private readonly unfolded = new Map<string, { rows: number; since: number }>();
+  /** Per space: rows polls wrote that its indexes do not hold yet. */
+  private readonly folds: FoldSchedule;
 
   constructor(private readonly deps: ChangePollerDeps) {
     this.now = deps.now ?? Date.now;
+    this.chores = new Chores(deps.logger, 'change poller');
+    this.folds = new FoldSchedule(this.now);
   }
 
   start(): void {
     this.stopping = false;
-    const every = (ms: number, fn: () => Promise<void>) => {
-      const timer = setInterval(() => void fn().catch((error) => this.deps.logger.warn({ err: error }, 'change poller')), ms);
-      timer.unref();
-      this.timers.push(timer);
-    };
-    every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.keys()], this.owner, new Date(this.now())));
-    every(this.deps.tickMs ?? 1000, () => this.tick());
+    this.chores.every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.keys()], this.owner, new Date(this.now())));
+    this.chores.every(this.deps.tickMs ?? 1000, () => this.tick());
   }
 
   /** Claims the due polls there is room for and starts them. */
@@ -127,8 +119,7 @@ export class ChangePoller {
   /** Graceful stop: polls stop between pages and are handed back, their cursors kept for whoever polls next. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.chores.stop();
     await this.ticking?.catch(() => undefined);
     const running = [...this.active.values()];
     for (const poll of running) poll.abort.abort();
@@ -195,7 +186,7 @@ export class ChangePoller {
         // The sync may have written copies of rows older than this poll's: read the same range again next time.
         return await release({ changeCursor: entry.changeCursor });
       }
-      await this.fold(space, indexed, outcome.written);
+      await this.folds.wrote(space, indexed, outcome.written);
       const rows = outcome.written + outcome.deleted > 0 ? { rows: await indexed.countRows(entry.id) } : {};
       await release({ changeCursor: outcome.cursor, changesAsOf: new Date(started), changeError: null, ...rows });
     } catch (error) {
@@ -204,18 +195,6 @@ export class ChangePoller {
       if (stored.code === 'INTERNAL_ERROR') this.deps.logger.error({ err: error, table: entry.id }, 'poll failed');
       await release({ changeError: stored });
     }
-  }
-
-  /** Folds the rows polls wrote into the space's indexes once there are enough of them, or they waited long enough. */
-  private async fold(name: string, space: { optimize(): Promise<unknown> }, written: number): Promise<void> {
-    const now = this.now();
-    if (written === 0 && !this.unfolded.has(name)) return;
-    const pending = this.unfolded.get(name) ?? { rows: 0, since: now };
-    pending.rows += written;
-    this.unfolded.set(name, pending);
-    if (pending.rows < FOLD_EVERY_ROWS && now - pending.since < FOLD_EVERY_MS) return;
-    this.unfolded.delete(name);
-    await space.optimize();
   }
 
   /**

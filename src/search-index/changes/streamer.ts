@@ -16,6 +16,7 @@ import { isConnectorError } from '../../connectors/index.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
 import { AppError } from '../../errors/app-error.js';
 import { newId } from '../../lib/ids.js';
+import { Chores } from '../../lib/chores.js';
 import type { Logger } from '../../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
 import type { IndexTableChanges, IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
@@ -26,7 +27,7 @@ import { isIndexStorageFailure } from '../storage-failures.js';
 import { binlogCursor, formatBinlogPosition, parseBinlogCursor } from './binlog-events.js';
 import { BinlogChangeStream, binlogConnectionOptions, binlogServerId, prepareBinlog } from './mysql-binlog.js';
 import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
-import { FOLD_EVERY_MS, FOLD_EVERY_ROWS } from './poller.js';
+import { FoldSchedule } from './fold-schedule.js';
 
 /** How long a stream that could not run waits before it is tried again. */
 export const STREAM_RETRY_MS = 60_000;
@@ -71,25 +72,22 @@ export class ChangeStreamer {
   readonly owner = newId('poll');
   private readonly active = new Map<string, ActiveStream>();
   private readonly now: () => number;
-  private timers: NodeJS.Timeout[] = [];
+  private readonly chores: Chores;
   private ticking: Promise<void> | null = null;
   private stopping = false;
-  /** Per space: rows streams wrote that its indexes do not hold yet, and since when. */
-  private readonly unfolded = new Map<string, { rows: number; since: number }>();
+  /** Per space: rows streams wrote that its indexes do not hold yet. */
+  private readonly folds: FoldSchedule;
 
   constructor(private readonly deps: ChangeStreamerDeps) {
     this.now = deps.now ?? Date.now;
+    this.chores = new Chores(deps.logger, 'change streamer');
+    this.folds = new FoldSchedule(this.now);
   }
 
   start(): void {
     this.stopping = false;
-    const every = (ms: number, fn: () => Promise<void>) => {
-      const timer = setInterval(() => void fn().catch((error) => this.deps.logger.warn({ err: error }, 'change streamer')), ms);
-      timer.unref();
-      this.timers.push(timer);
-    };
-    every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.values()].flatMap((a) => a.ids), this.owner, new Date(this.now())));
-    every(this.deps.tickMs ?? 1000, () => this.tick());
+    this.chores.every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.values()].flatMap((a) => a.ids), this.owner, new Date(this.now())));
+    this.chores.every(this.deps.tickMs ?? 1000, () => this.tick());
   }
 
   /** Claims the streams that are due and starts them; ends a stream whose set of tables changed (it is claimed again). */
@@ -120,8 +118,7 @@ export class ChangeStreamer {
   /** Graceful stop: streams end and are handed back, their positions kept for whoever reads next. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.chores.stop();
     await this.ticking?.catch(() => undefined);
     await Promise.all([...this.active.keys()].map((id) => this.end(id)));
   }
@@ -132,8 +129,7 @@ export class ChangeStreamer {
    */
   async abandon(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.chores.stop();
     await this.ticking?.catch(() => undefined);
     const running = [...this.active.values()];
     for (const active of running) await active.stream?.abandon();
@@ -235,13 +231,8 @@ export class ChangeStreamer {
   }
 
   /** Counts a stream's written rows and folds them into the space's indexes once enough have waited (either reader). */
-  private async foldBatch(space: string, indexed: { optimize(): Promise<unknown> }, rows: number): Promise<void> {
-    const pending = this.unfolded.get(space) ?? { rows: 0, since: this.now() };
-    pending.rows += rows;
-    this.unfolded.set(space, pending);
-    if (pending.rows < FOLD_EVERY_ROWS && this.now() - pending.since < FOLD_EVERY_MS) return;
-    this.unfolded.delete(space);
-    await indexed.optimize();
+  private foldBatch(space: string, indexed: { optimize(): Promise<unknown> }, rows: number): Promise<void> {
+    return this.folds.wrote(space, indexed, rows);
   }
 
   /**

@@ -175,9 +175,15 @@ describe('PoolManager', () => {
       expect(manager.has('a')).toBe(true);
       finish();
       await running;
-      await expect(waiting).resolves.toBeTruthy();
+      const c = await waiting;
       expect(manager.has('a')).toBe(false);
+      expect(executors[0]!.closed).toBe(true);
       expect(manager.held().byHost).toEqual({ 'db1:5432': 5 });
+      // The executor handed out after the wait is c's own pool, opened in the room a left.
+      expect(manager.has('c')).toBe(true);
+      await expect(c.query('SELECT 1', [], { timeoutMs: 100 })).resolves.toEqual([{ ok: 1 }]);
+      expect(executors.at(-1)!.query).toHaveBeenCalledWith('SELECT 1', [], { timeoutMs: 100 });
+      expect(executors.at(-1)).not.toBe(executors[0]);
     });
 
     it('when the total bound is reached, then idle pools of any server make room', async () => {
