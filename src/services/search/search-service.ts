@@ -10,8 +10,8 @@
  * live table's ranking are merged by reciprocal rank fusion and the answer says the order is approximate.
  *
  * This file is the order of a search, as the product works; each step has its own file: the request read and bounded
- * (search-request.ts), the connections it reads (search-fan-out.ts), how each database is read and each engine's part
- * of it (search-plan.ts, from the catalog: search-catalog.ts), every engine ranking its part at once (search-core/
+ * (search-request.ts), the connections it reads (search-fan-out.ts), which engine reads each table (search-plan.ts,
+ * from the catalog: search-catalog.ts), each engine's plan of its part and every engine ranking it at once (search-core/
  * engine.ts: the index, src/search-index/index-engine.ts, and the live databases, live-search.ts), one ranking fused
  * from their lists (search-merge.ts), the details of the page's rows from the engine of each, the response page
  * (search-page.ts) and the record of the search (search-recorder.ts). A database that fails or runs out of time is reported in
@@ -97,8 +97,8 @@ export class SearchService {
   }
 
   /**
-   * searchDatabases: select connections -> plan each engine's part -> every engine ranks at once -> fuse -> details
-   * of the page's rows -> the page. `timer` learns where the time went (the answer's Server-Timing).
+   * searchDatabases: select connections -> route each table to an engine -> each engine plans its part -> every
+   * engine ranks at once -> fuse -> details of the page's rows -> the page. `timer` learns where the time went (the answer's Server-Timing).
    */
   async search(caller: KeyCaller, request: SearchRequest, timer: StageTimer = new StageTimer()): Promise<SearchData> {
     const started = this.now();
