@@ -79,7 +79,6 @@ export function planIndex(search: IndexSearch): IndexPlan {
     wholeSpace: search.everyConnection && search.plans.every((p) => p.wholeIndex) && (search.request.tables ?? []).length === 0,
     refinements: { where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights },
     ranking: {
-      // The index matches words, so a boolean search it answers (none does today) is ranked as natural.
       mode: mode === 'boolean' ? 'natural' : mode, semanticRatio: search.semanticRatio, typoTolerance: page.typoTolerance, exactTotal: page.exactTotal,
       feedback: page.queryExpansion ? RM3 : null, rerank: page.relevanceFeedback ? RM3 : null,
     },

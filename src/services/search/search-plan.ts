@@ -153,7 +153,7 @@ export interface RouteContext {
   timer?: StageTimer;
 }
 
-/** The search's route: what each engine reads is its own plan (IndexEngine.plan, LiveEngine.plan). */
+/** The search's route: which engine reads which table, and what the request asks; each engine plans its part from it. */
 export function routeSearch(plans: DatabasePlan[], request: SearchRequest, refined: Refinements, context: RouteContext): SearchRoute {
   const byIndexOnly = needsIndex(request);
   const excluded = [
