@@ -169,6 +169,7 @@ export function createServices(infra: Infrastructure) {
   const searchIndex = wireSearchIndex({ config, logger, embeddings, sources, catalog, events, rowLimit: (userId) => plans.indexRowLimit(userId), now });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
+    catalog,
     plans,
     pools,
     sources,

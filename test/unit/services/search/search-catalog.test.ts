@@ -6,6 +6,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SqlExecutor } from '../../../../src/connectors/index.js';
 import { ConnectionCatalog } from '../../../../src/search-core/connection-catalog.js';
 import { IndexUpkeep } from '../../../../src/search-index/upkeep.js';
+import type { UserCaller } from '../../../../src/services/callers.js';
+import { DatabaseService } from '../../../../src/services/databases/database-service.js';
 import { DeadlineError, SearchCatalog } from '../../../../src/services/search/search-catalog.js';
 import { record, table } from './fakes.js';
 
@@ -81,6 +83,22 @@ describe('SearchCatalog', () => {
     await catalog.liveSchema(record('db_1'), Date.now() + 1000);
     await upkeep.sourceReplaced(record('db_1'));
     await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    expect(fresh).toEqual([true]);
+    expect(discovered.count).toBe(2);
+  });
+
+  it("when the owner refreshes the connection's schema (getDatabaseSchema, refresh), then the live search's full-text indexes are discovered again", async () => {
+    const { catalog, connections, fresh } = setup();
+    const connection = record('db_1', { schemaCache: [table('posts')] } as never);
+    const databases = new DatabaseService({
+      catalog: connections,
+      // Discovering the schema past the catalog would leave the full-text indexes as they were.
+      sources: { discover: async () => [table('posts')] },
+      connections: { findOwned: async () => connection, findById: async () => connection },
+    } as never);
+    await catalog.liveSchema(connection, Date.now() + 1000);
+    await databases.schema({ user: { id: 'usr_1' } } as UserCaller, 'db_1', true);
+    await catalog.liveSchema(connection, Date.now() + 1000);
     expect(fresh).toEqual([true]);
     expect(discovered.count).toBe(2);
   });
