@@ -47,6 +47,7 @@ import { SearchHistoryService, type History } from './services/search/search-his
 import { SearchRecorder } from './services/search/search-recorder.js';
 import { SearchService } from './services/search/search-service.js';
 import { SearchCatalog } from './services/search/search-catalog.js';
+import { ConnectionCatalog } from './search-core/connection-catalog.js';
 import { LiveEngine } from './services/search/live-search.js';
 import { IndexEngine } from './search-index/index-engine.js';
 import { FRESH_MS, OutageReads } from './services/search/outage-reads.js';
@@ -161,11 +162,14 @@ export function createServices(infra: Infrastructure) {
     connections: databaseConnectionRepository, pools, credentialsKey: config.credentialsKey, sqliteDataDir: config.sqliteDataDir, sqliteCopies,
     queryTimeoutMs: config.searchTimeoutMs,
   });
+  // The connections' tables, one view per process that search and indexing both read.
+  const catalog = new ConnectionCatalog({ tablesOf: (record, fresh) => sources.tablesOf(record, fresh) });
   // The search index: every connected table synced into Quarry's own index in the background (when
   // connected, on demand, and on each connection's schedule); natural, semantic and hybrid search read it.
-  const searchIndex = wireSearchIndex({ config, logger, embeddings, sources, events, rowLimit: (userId) => plans.indexRowLimit(userId), now });
+  const searchIndex = wireSearchIndex({ config, logger, embeddings, sources, catalog, events, rowLimit: (userId) => plans.indexRowLimit(userId), now });
   const databases = new DatabaseService({
     connections: databaseConnectionRepository,
+    catalog,
     plans,
     pools,
     sources,
@@ -195,7 +199,7 @@ export function createServices(infra: Infrastructure) {
   // The Indexing tag's operations over the index that wireSearchIndex made.
   const indexing = new IndexService({
     owned: (userId, databaseId) => databases.owned(userId, databaseId),
-    tablesOf: (record, fresh) => sources.tablesOf(record, fresh),
+    catalog,
     rowLimit: (userId) => plans.indexRowLimit(userId),
     tables: indexTableRepository,
     jobs: indexJobRepository,
@@ -225,7 +229,7 @@ export function createServices(infra: Infrastructure) {
   });
   // What search knows of each connection (tables, full-text indexes, index state), one copy per process.
   const searchCatalog = new SearchCatalog({
-    tablesOf: (record, fresh) => databases.tablesOf(record, fresh),
+    connections: catalog,
     executorFor: (record) => databases.executorFor(record),
     indexedTables: (ids) => searchReads.indexedTables(ids),
     now,
@@ -334,11 +338,12 @@ function wireSearchIndex(deps: {
   logger: Logger;
   embeddings: EmbeddingProvider;
   sources: ConnectionSources;
+  catalog: ConnectionCatalog;
   events: EventPublisher;
   rowLimit(userId: string): Promise<number>;
   now?: () => number;
 }) {
-  const { config, logger, embeddings, sources, events, rowLimit, now } = deps;
+  const { config, logger, embeddings, sources, catalog, events, rowLimit, now } = deps;
   const indexSynced = (databaseId: string) => events.publish('index.synced', { databaseId });
   const store = new IndexStore({
     uri: config.index.uri, readConsistencySeconds: config.index.readConsistencyMs / 1000, vocabularyMaxTerms: config.index.vocabularyTerms,
@@ -356,7 +361,7 @@ function wireSearchIndex(deps: {
     findConnection: (id) => databaseConnectionRepository.findById(id),
     // A sync reads the version of a SQLite file the store holds now, not the one this process saw a moment ago.
     executorFor: (record) => sources.executorFor(record, { latestFile: true }),
-    tablesOf: (record) => sources.tablesOf(record),
+    catalog,
     logger,
     onSynced: indexSynced,
     maxActive: config.index.maxJobs,
@@ -369,7 +374,7 @@ function wireSearchIndex(deps: {
   const syncing = config.index.sync;
   const pump = syncing ? runner : NO_PUMP;
   const queue = new SyncQueue({
-    tables: indexTableRepository, jobs: indexJobRepository, store, runner: pump, rowLimit, tablesOf: (record) => sources.tablesOf(record),
+    tables: indexTableRepository, jobs: indexJobRepository, store, runner: pump, rowLimit, catalog,
     providerId: embeddings.id, events, now,
   });
   // What following a table's changes needs, by poll or by stream: the same sources, index and reconcile.
@@ -378,7 +383,7 @@ function wireSearchIndex(deps: {
     store,
     provider: embeddings,
     findConnection: (id: string) => databaseConnectionRepository.findById(id),
-    tablesOf: (record: DatabaseConnectionRecord, fresh?: boolean) => sources.tablesOf(record, fresh),
+    catalog,
     executorFor: (record: DatabaseConnectionRecord) => sources.executorFor(record),
     reconcile: (record: DatabaseConnectionRecord, tableName: string) => queue.reconcile(record, tableName),
     onApplied: indexSynced,
@@ -393,12 +398,12 @@ function wireSearchIndex(deps: {
     streamer, executorFor: (record) => sources.executorFor(record), replicationConfigFor: (record) => sources.replicationConfigFor(record), logger,
   });
   const upkeep = new IndexUpkeep({
-    queue, tablesOf: (record, fresh) => sources.tablesOf(record, fresh), tables: indexTableRepository, jobs: indexJobRepository, runner: pump, streams: slots,
+    queue, catalog, tables: indexTableRepository, jobs: indexJobRepository, runner: pump, streams: slots,
     onError: (error) => logger.warn({ err: error }, 'search index upkeep failed'), now,
   });
   const schedule = new IndexSchedule({
     runner, poller, streamer, store, jobs: indexJobRepository, syncing, logger, cleanupEveryMs: config.index.keepVersionsMs,
-    connections: databaseConnectionRepository, tablesOf: (record, fresh) => sources.tablesOf(record, fresh), queue,
+    connections: databaseConnectionRepository, catalog, queue,
     onError: (error) => logger.warn({ err: error }, 'scheduled index sync could not be queued'), now,
   });
   return { store, runner, pump, queue, poller, streamer, slots, upkeep, schedule, start: () => schedule.start(), stop: () => schedule.stop() };

@@ -1,10 +1,10 @@
 /**
  * What searchDatabases asks of an engine, whichever it is: Quarry's own index (src/search-index/index-engine.ts) or the
- * users' databases searched live (src/services/search/live-search.ts). Each engine takes its own plan (what it reads
- * of this search: made once by the search's planning from the catalog), ranks its part of the search into ranked
- * lists, and later gives the details (fields, snippet) of the rows that made the page. The search service asks every
- * engine at once, fuses their lists (search-merge.ts) and pages the result (search-page.ts) without knowing which
- * engine a row came from.
+ * users' databases searched live (src/services/search/live-search.ts). Each engine makes its own plan (what it reads
+ * of this search) from the search's route: the selected connections' tables as the catalog knows them, routed between
+ * the engines, and the request. It ranks its part of the search into ranked lists, and later gives the details
+ * (fields, snippet) of the rows that made the page. The search service asks every engine at once, fuses their lists
+ * (search-merge.ts) and pages the result (search-page.ts) without knowing which engine a row came from.
  */
 import type { CompiledQuery } from './query.js';
 import type { Ranked } from './rrf.js';
@@ -101,9 +101,12 @@ export interface EnginePlan {
   lists: number;
 }
 
-export interface Engine<Plan extends EnginePlan, Ref> {
+/** `Search`: what the engine reads of the search's route to make its plan; `Ref`: its handle on a ranked row. */
+export interface Engine<Search, Plan extends EnginePlan, Ref> {
   /** How the search knows it; every hit it ranks carries it (`EngineHit.engine`). */
   readonly name: string;
+  /** Its part of the search: what it reads of the route, and how. Made again when the route changes (the index is down). */
+  plan(search: Search): Plan;
   /** Ranks the plan's part of the search for one reading of the query. */
   rank(plan: Plan, ask: RankAsk): Promise<Ranking<Ref>>;
   /** The page rows' details, in order; null for a row that vanished since it was ranked. */

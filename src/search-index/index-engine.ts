@@ -6,7 +6,7 @@
 import type { DatabaseAnswer, DetailAsk, Engine, EngineHit, EnginePlan, RankAsk, Ranking, ResultRow } from '../search-core/engine.js';
 import type { StageTimer } from '../lib/stage-timer.js';
 import { indexTextQuery, queryStems } from './analyzer.js';
-import type { FeedbackSettings } from './feedback.js';
+import { RM3, type FeedbackSettings } from './feedback.js';
 import { hitDetails, searchIndex, type ColumnRef, type IndexedSource } from './index-search.js';
 import type { IndexHit, IndexStore } from './index-store.js';
 
@@ -49,14 +49,51 @@ export interface IndexPlan extends EnginePlan {
 /** A row of the index's ranking: the hit as the index returned it. */
 export type IndexRef = IndexHit;
 
-export function indexPlanLists(sources: IndexedSource[]): number {
-  return sources.length > 0 ? 1 : 0;
+/**
+ * What the index plans its part of a search from: each database the search reads with the tables its planning gave
+ * the index, those a filter left in, and what the request asks of the ranking.
+ */
+export interface IndexSearch {
+  plans: Array<{ record: { id: string }; sources: IndexedSource[]; wholeIndex: boolean }>;
+  refined: IndexRefinements & { sources: IndexedSource[] };
+  request: { tables?: string[] | null };
+  mode: 'natural' | 'semantic' | 'hybrid' | 'boolean';
+  semanticRatio: number;
+  page: { typoTolerance: boolean; exactTotal: boolean; queryExpansion: boolean; relevanceFeedback: boolean };
+  /** The caller's search space. */
+  space: string;
+  /** Every connection of the environment is read (no publishable key's or plan's cap left one out). */
+  everyConnection: boolean;
+  timer?: StageTimer;
 }
 
-export class IndexEngine implements Engine<IndexPlan, IndexRef> {
+/** The index's part of a search: the tables a filter left in, ranked in one query (one list, when there are any). */
+export function planIndex(search: IndexSearch): IndexPlan {
+  const { refined, mode, page } = search;
+  return {
+    space: search.space,
+    sources: refined.sources,
+    lists: refined.sources.length > 0 ? 1 : 0,
+    databases: search.plans.filter((p) => p.sources.length > 0).map((p) => p.record.id),
+    // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
+    wholeSpace: search.everyConnection && search.plans.every((p) => p.wholeIndex) && (search.request.tables ?? []).length === 0,
+    refinements: { where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights },
+    ranking: {
+      mode: mode === 'boolean' ? 'natural' : mode, semanticRatio: search.semanticRatio, typoTolerance: page.typoTolerance, exactTotal: page.exactTotal,
+      feedback: page.queryExpansion ? RM3 : null, rerank: page.relevanceFeedback ? RM3 : null,
+    },
+    timer: search.timer,
+  };
+}
+
+export class IndexEngine implements Engine<IndexSearch, IndexPlan, IndexRef> {
   readonly name = 'index';
 
   constructor(private readonly store: Pick<IndexStore, 'space'>) {}
+
+  plan(search: IndexSearch): IndexPlan {
+    return planIndex(search);
+  }
 
   async rank(plan: IndexPlan, ask: RankAsk): Promise<Ranking<IndexRef>> {
     const { refinements: r, ranking } = plan;

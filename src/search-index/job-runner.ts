@@ -18,6 +18,7 @@ import { chosenColumns, columnsReady, indexedColumns } from './filter-columns.js
 import type { IndexStore } from './index-store.js';
 import { isIndexStorageFailure } from './storage-failures.js';
 import { runSyncJob, type SyncDeps, type SyncOutcome } from './sync-job.js';
+import type { ConnectionCatalog } from '../search-core/connection-catalog.js';
 
 export interface JobRunnerDeps {
   jobs: IndexJobRepository;
@@ -26,7 +27,8 @@ export interface JobRunnerDeps {
   provider: EmbeddingProvider;
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
-  tablesOf(record: DatabaseConnectionRecord): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   logger: Pick<Logger, 'error' | 'warn'>;
   /** Called when a table's index changed (a sync finished), so cached answers that read it are dropped. */
   onSynced(connectionId: string, tableName: string): void;
@@ -204,7 +206,7 @@ export class IndexJobRunner {
         Object.assign(job, { semantic: indexed.semantic, providerId: indexed.semantic ? this.deps.provider.id : null });
         if (!(await this.deps.jobs.progress(job.id, { semantic: job.semantic, providerId: job.providerId }))) return 'cancelled';
       }
-      const table = (await this.deps.tablesOf(record)).find((t) => tableId(t) === job.tableName);
+      const table = (await this.deps.catalog.tables(record)).find((t) => tableId(t) === job.tableName);
       if (!table) throw new AppError('NOT_FOUND', `The table "${job.tableName}" is no longer in the database's schema.`, { resource: 'table', id: job.tableName });
       const space = await this.deps.store.ensureSpace(job.space);
       const outcome = await runSyncJob(

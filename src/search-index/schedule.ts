@@ -3,12 +3,12 @@
  * is synced again when its schedule says so, and old versions of the index are removed. A process that does not sync
  * (INDEX_SYNC off) leaves all of this to those that do; its searches still read the index.
  */
-import type { TableSchema } from '../connectors/index.js';
 import type { Logger } from '../lib/logger.js';
-import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
+import type { DatabaseConnectionRepository } from '../repositories/database-connection-repository.js';
 import type { IndexJobRunner } from './job-runner.js';
 import type { IndexStore } from './index-store.js';
 import type { SyncQueue } from './sync-queue.js';
+import type { ConnectionCatalog } from '../search-core/connection-catalog.js';
 
 /** How often each process looks for connections whose scheduled sync is due. */
 export const SCHEDULE_POLL_MS = 60_000;
@@ -21,8 +21,8 @@ export interface IndexScheduleDeps {
   streamer?: { start(): void; stop(): Promise<void> };
   /** Connections whose scheduled sync is due, each claimed by one process. */
   connections: Pick<DatabaseConnectionRepository, 'dueForSync' | 'claimScheduledSync'>;
-  /** The connection's tables: the cached discovery, or `fresh` to discover again (new and dropped tables). */
-  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   queue: Pick<SyncQueue, 'enqueue' | 'keepIndexable'>;
   /** A due connection whose sync could not be queued. */
   onError(error: unknown): void;
@@ -76,7 +76,7 @@ export class IndexSchedule {
       const next = new Date(now.getTime() + record.syncIntervalMinutes! * 60_000);
       if (!(await this.deps.connections.claimScheduledSync(record.id, record.nextSyncAt, next))) continue;
       try {
-        const schema = await this.deps.queue.keepIndexable(record, await this.deps.tablesOf(record, true));
+        const schema = await this.deps.queue.keepIndexable(record, await this.deps.catalog.tables(record, true));
         queued += (await this.deps.queue.enqueue(record, schema, 'schedule')).length;
       } catch (error) {
         this.deps.onError(error); // an unreachable database waits for its next turn

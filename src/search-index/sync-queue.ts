@@ -11,6 +11,7 @@ import type { IndexJobRecord, IndexJobRepository } from '../repositories/index-j
 import type { IndexTableRepository } from '../repositories/index-table-repository.js';
 import { contentTables, indexableProblem, tableId } from './documents.js';
 import { spaceName, type IndexStore } from './index-store.js';
+import type { ConnectionCatalog } from '../search-core/connection-catalog.js';
 
 /** Tables of one connection the index holds at most (as many as one search reads live). */
 export const MAX_INDEXED_TABLES = 50;
@@ -32,8 +33,8 @@ export interface SyncQueueDeps {
   runner: JobPump;
   /** Rows per table the owner's plan indexes. */
   rowLimit(userId: string): Promise<number>;
-  /** The connection's tables as last discovered. */
-  tablesOf(record: DatabaseConnectionRecord): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   /** The embedding model semantic tables are indexed with. */
   providerId: string;
   /** Tells every process that a connection's rows left the index (cached answers that read them are stale). */
@@ -90,7 +91,7 @@ export class SyncQueue {
 
   /** A poll found the table's columns changed: every row is read again by a full sync (queued unless one is live). */
   async reconcile(record: DatabaseConnectionRecord, tableName: string): Promise<void> {
-    const table = findTable(await this.deps.tablesOf(record), tableName);
+    const table = findTable(await this.deps.catalog.tables(record), tableName);
     if (table && record.indexEnabled) await this.enqueue(record, [table], 'reconcile');
   }
 

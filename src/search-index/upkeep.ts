@@ -5,16 +5,16 @@
  * through the lifecycle interface the composition root passes them, and wait for it: a connection's first sync is
  * queued before its creation answers, and its rows are gone before its removal does.
  */
-import type { TableSchema } from '../connectors/index.js';
 import type { DatabaseConnectionRecord } from '../repositories/database-connection-repository.js';
 import type { IndexJobRepository } from '../repositories/index-job-repository.js';
 import type { IndexTableRepository } from '../repositories/index-table-repository.js';
 import type { JobPump, SyncQueue } from './sync-queue.js';
+import type { ConnectionCatalog } from '../search-core/connection-catalog.js';
 
 export interface IndexUpkeepDeps {
   queue: Pick<SyncQueue, 'enqueue' | 'keepIndexable' | 'indexable' | 'removeRows'>;
-  /** The connection's tables: the cached discovery, or `fresh` to discover again (new and dropped tables). */
-  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   tables: Pick<IndexTableRepository, 'listByConnections'>;
   jobs: Pick<IndexJobRepository, 'cancelConnection'>;
   runner: Pick<JobPump, 'abortConnection'>;
@@ -34,7 +34,7 @@ export class IndexUpkeep {
   /** A new connection: every indexable table is registered and synced at once (when indexing is on). */
   async connected(record: DatabaseConnectionRecord): Promise<void> {
     if (!record.indexEnabled) return;
-    await this.deps.queue.enqueue(record, this.deps.queue.indexable(await this.deps.tablesOf(record)), 'connect');
+    await this.deps.queue.enqueue(record, this.deps.queue.indexable(await this.deps.catalog.tables(record)), 'connect');
   }
 
   /**
@@ -45,7 +45,7 @@ export class IndexUpkeep {
     const moved = before.environment !== after.environment || reconnected;
     if (!after.indexEnabled || moved) await this.deps.queue.removeRows(before);
     if (after.indexEnabled && (moved || !before.indexEnabled)) {
-      await this.deps.queue.enqueue(after, this.deps.queue.indexable(await this.deps.tablesOf(after, true)), 'settings');
+      await this.deps.queue.enqueue(after, this.deps.queue.indexable(await this.deps.catalog.tables(after, true)), 'settings');
     }
   }
 
@@ -60,7 +60,7 @@ export class IndexUpkeep {
     if (!record.indexEnabled) return;
     await this.deps.jobs.cancelConnection(record.id, new Date(this.now()));
     await this.deps.runner.abortConnection(record.id);
-    await this.deps.queue.enqueue(record, await this.deps.queue.keepIndexable(record, await this.deps.tablesOf(record, true)), 'upload');
+    await this.deps.queue.enqueue(record, await this.deps.queue.keepIndexable(record, await this.deps.catalog.tables(record, true)), 'upload');
   }
 
   /** A connection is being removed: its jobs stop and its rows leave the index (its records cascade in the store). */

@@ -123,7 +123,7 @@ describe('stream mode', () => {
       store: services.searchIndex.store,
       provider: services.embeddings,
       findConnection: (id) => databaseConnectionRepository.findById(id),
-      tablesOf: (record, fresh) => services.databases.tablesOf(record, fresh),
+      catalog: { tables: (record, fresh) => services.databases.tablesOf(record, fresh) },
       replicationConfigFor: (record) => services.databases.replicationConfigFor(record),
       executorFor: (record) => services.databases.executorFor(record),
       reconcile: (record, name) => services.searchIndex.queue.reconcile(record, name),

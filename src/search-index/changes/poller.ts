@@ -27,6 +27,7 @@ import { spaceName, type IndexStore } from '../index-store.js';
 import { isIndexStorageFailure } from '../storage-failures.js';
 import { FoldSchedule } from './fold-schedule.js';
 import { runPoll } from './poll-job.js';
+import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
 /** A table's poll interval when its owner named none. */
 export const DEFAULT_POLL_INTERVAL_SECONDS = 5;
@@ -40,7 +41,8 @@ export interface ChangePollerDeps {
   provider: EmbeddingProvider;
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
-  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   rowLimit(userId: string): Promise<number>;
   /** Queues a full sync of the table (its columns changed). */
   reconcile(record: DatabaseConnectionRecord, tableName: string): Promise<void>;
@@ -152,9 +154,9 @@ export class ChangePoller {
       const elsewhere = !(this.deps.runsSpace?.(space) ?? false) && (await this.deps.jobs.runningSpaces()).includes(space);
       if (latest?.status === 'running' || elsewhere) return await release();
       const executor = await this.deps.executorFor(record);
-      let table = (await this.deps.tablesOf(record)).find((t) => tableId(t) === entry.tableName);
+      let table = (await this.deps.catalog.tables(record)).find((t) => tableId(t) === entry.tableName);
       if (!table || !sameColumns(table, await liveColumns(executor, table, this.deps.queryTimeoutMs ?? 30_000))) {
-        table = (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName);
+        table = (await this.deps.catalog.tables(record, true)).find((t) => tableId(t) === entry.tableName);
         if (!table) throw new AppError('NOT_FOUND', `The table "${entry.tableName}" is no longer in the database's schema.`, { resource: 'table', id: entry.tableName });
         return await this.columnsChanged(record, entry, table, executor, release);
       }

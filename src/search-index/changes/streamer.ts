@@ -11,7 +11,7 @@
  * later; the tables keep their full syncs meanwhile.
  */
 import type { ClientConfig } from 'pg';
-import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
+import type { SqlExecutor } from '../../connectors/index.js';
 import { isConnectorError } from '../../connectors/index.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
 import { AppError } from '../../errors/app-error.js';
@@ -28,6 +28,7 @@ import { binlogCursor, formatBinlogPosition, parseBinlogCursor } from './binlog-
 import { BinlogChangeStream, binlogConnectionOptions, binlogServerId, prepareBinlog } from './mysql-binlog.js';
 import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
 import { FoldSchedule } from './fold-schedule.js';
+import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
 /** How long a stream that could not run waits before it is tried again. */
 export const STREAM_RETRY_MS = 60_000;
@@ -37,7 +38,8 @@ export interface ChangeStreamerDeps {
   store: Pick<IndexStore, 'ensureSpace'>;
   provider: EmbeddingProvider;
   findConnection(id: string): Promise<DatabaseConnectionRecord | null>;
-  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   replicationConfigFor(record: DatabaseConnectionRecord): Promise<ClientConfig>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
   /** Queues a full sync of the table. */
@@ -166,7 +168,7 @@ export class ChangeStreamer {
       if (record.engine !== 'postgres') {
         return await release({ nextPollAt: retryAt(), changeError: { code: 'STREAM_NOT_ALLOWED', message: "Stream mode reads PostgreSQL's logical replication or a MySQL/MariaDB binary log; this connection follows full syncs or a change column." } });
       }
-      const schemas = await this.deps.tablesOf(record);
+      const schemas = await this.deps.catalog.tables(record);
       const entries = claimed.flatMap((entry) => {
         const table = schemas.find((t) => tableId(t) === entry.tableName);
         return table ? [{ entry, table }] : [];
@@ -204,7 +206,7 @@ export class ChangeStreamer {
           const entry = claimed.find((t) => t.id === src);
           if (!entry) return null;
           await this.deps.reconcile(record, entry.tableName);
-          return (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
+          return (await this.deps.catalog.tables(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
         },
         // Rows written by the stream are searched by a scan until the space's indexes take them in: folded once
         // there are enough of them or they waited long enough, between batches (one writer at a time).
@@ -242,7 +244,7 @@ export class ChangeStreamer {
    */
   private async runBinlog(record: DatabaseConnectionRecord, claimed: IndexTableRecord[], active: ActiveStream, release: (changes?: IndexTableChanges) => Promise<void>): Promise<void> {
     const ids = active.ids;
-    const schemas = await this.deps.tablesOf(record);
+    const schemas = await this.deps.catalog.tables(record);
     const entries = claimed.flatMap((entry) => {
       const table = schemas.find((t) => tableId(t) === entry.tableName);
       return table ? [{ entry, table }] : [];
@@ -282,7 +284,7 @@ export class ChangeStreamer {
         const entry = claimed.find((t) => t.id === src);
         if (!entry) return null;
         await this.deps.reconcile(record, entry.tableName);
-        return (await this.deps.tablesOf(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
+        return (await this.deps.catalog.tables(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
       },
       afterBatch: (rows) => this.foldBatch(space, indexed, rows),
       onApplied: () => this.deps.onApplied(record.id),

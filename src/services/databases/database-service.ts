@@ -14,6 +14,7 @@ import type { UserCaller } from '../callers.js';
 import type { ConnectionLifecycle } from './connection-lifecycle.js';
 import type { ConnectionSources } from './connection-sources.js';
 import { fromConnectorError } from './connector-errors.js';
+import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
 export { fromConnectorError };
 
@@ -31,6 +32,8 @@ export interface DatabaseDeps {
   pools: PoolManager;
   /** Reading the saved connections' databases (executors, schemas). */
   sources: ConnectionSources;
+  /** The connections' tables as search and indexing read them: a refresh here is seen by both. */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   executorOptions: ExecutorOptions;
   credentialsKey: Buffer;
   upgradeUrl: string;
@@ -194,7 +197,7 @@ export class DatabaseService {
   /** getDatabaseSchema: cached in the store; `refresh` discovers again. */
   async schema(caller: UserCaller, id: string, refresh: boolean): Promise<DatabaseSchema> {
     const record = await this.owned(caller.user.id, id);
-    const tables = refresh || !record.schemaCache ? await this.deps.sources.discover(record) : record.schemaCache;
+    const tables = refresh || !record.schemaCache ? await this.deps.catalog.tables(record, true) : record.schemaCache;
     const fresh = refresh || !record.schemaCache ? await this.deps.connections.findById(id) : record;
     return { databaseId: id, engine: record.engine, discoveredAt: (fresh?.schemaDiscoveredAt ?? new Date()).toISOString(), tables };
   }

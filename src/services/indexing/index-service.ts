@@ -19,6 +19,7 @@ import { spaceName, type IndexStore } from '../../search-index/index-store.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 import { findTable, type JobPump, type SyncQueue } from '../../search-index/sync-queue.js';
 import { jobView, semanticJobView, tableView } from './index-views.js';
+import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
 type IndexJob = components['schemas']['IndexJob'];
 type IndexedTable = components['schemas']['IndexedTable'];
@@ -27,8 +28,8 @@ type SemanticIndexJob = components['schemas']['SemanticIndexJob'];
 
 export interface IndexServiceDeps {
   owned(userId: string, databaseId: string): Promise<DatabaseConnectionRecord>;
-  /** The connection's tables: the cached discovery, or `fresh` to discover again (new and dropped tables). */
-  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** The connections' tables: as last discovered, or `fresh` to discover again (new and dropped tables). */
+  catalog: Pick<ConnectionCatalog, 'tables'>;
   /** Rows per table the owner's plan indexes. */
   rowLimit(userId: string): Promise<number>;
   tables: IndexTableRepository;
@@ -61,7 +62,7 @@ export class IndexService {
   async overview(caller: UserCaller, databaseId: string): Promise<DatabaseIndex> {
     const record = await this.deps.owned(caller.user.id, databaseId);
     const [schema, indexed, jobs, rowLimit, size] = await Promise.all([
-      this.deps.tablesOf(record),
+      this.deps.catalog.tables(record),
       this.deps.tables.listByConnections([record.id]),
       this.deps.jobs.latestByConnections([record.id]),
       this.deps.rowLimit(record.userId),
@@ -108,7 +109,7 @@ export class IndexService {
     if (!record.indexEnabled) {
       throw new AppError('CONFLICT', `Indexing is off for this connection: turn it on (PUT /api/v1/databases/${databaseId} with {"indexing": {"enabled": true}}) to sync it.`, { databaseId });
     }
-    const schema = await this.deps.tablesOf(record, true);
+    const schema = await this.deps.catalog.tables(record, true);
     const named = (names ?? []).map((name, i) => {
       const table = findTable(schema, name);
       if (!table) throw this.noSuchTable(name);
@@ -276,7 +277,7 @@ export class IndexService {
   }
 
   private async schemaTable(record: DatabaseConnectionRecord, name: string): Promise<TableSchema> {
-    const table = findTable(await this.deps.tablesOf(record), name);
+    const table = findTable(await this.deps.catalog.tables(record), name);
     if (!table) throw this.noSuchTable(name);
     return table;
   }

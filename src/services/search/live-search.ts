@@ -48,6 +48,25 @@ export interface LivePlan extends EnginePlan {
   filters: TargetFilters;
 }
 
+/** What the live engine plans its part of a search from: each database the search reads, and what the request asks. */
+export interface LiveSearch {
+  /** `searchLive`: a table is left to the live engine; `indexedNames`: the tables the index answers instead. */
+  plans: Array<{ record: DatabaseConnectionRecord; searchLive: boolean; indexedNames: Set<string> }>;
+  /** The request's `tables` and `columns`. */
+  request: TargetFilters;
+  mode: string;
+  /** The request filters, sorts or counts facets: only the index can. */
+  byIndexOnly: boolean;
+}
+
+/** The live engine's part: the databases with a table left to it, each without the tables the index answers. */
+export function planLive(search: LiveSearch): LivePlan {
+  // A database's own full-text search ranks words: it cannot rank by meaning, nor filter, sort or count by columns.
+  const plans = search.mode === 'semantic' || search.byIndexOnly ? [] : search.plans;
+  const databases = plans.filter((p) => p.searchLive).map((p) => ({ record: p.record, skip: p.indexedNames }));
+  return { databases, lists: databases.length, filters: search.request };
+}
+
 /** A row of one table's live ranking. */
 export interface LiveRef {
   database: LiveOutcome;
@@ -69,12 +88,16 @@ export interface LiveSearchDeps {
 export const targetName = ({ schema, table }: Pick<SearchTarget, 'schema' | 'table'>): string =>
   schema && schema !== 'public' ? `${schema}.${table}` : table;
 
-export class LiveEngine implements Engine<LivePlan, LiveRef> {
+export class LiveEngine implements Engine<LiveSearch, LivePlan, LiveRef> {
   readonly name = 'live';
   private readonly now: () => number;
 
   constructor(private readonly deps: LiveSearchDeps) {
     this.now = deps.now ?? Date.now;
+  }
+
+  plan(search: LiveSearch): LivePlan {
+    return planLive(search);
   }
 
   /** Every database of the plan at once; each table's ranking is a list of its own. */

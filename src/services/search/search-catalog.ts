@@ -1,11 +1,15 @@
 /**
- * What search knows of each connected database, in one place: its tables (the stored schema of getDatabaseSchema),
- * its full-text indexes as the live search queries them (discovered from the database on first live use), and which
- * of its tables Quarry's index answers. Planning, the live search, suggestions and indexing all read it here, so they
- * never work from two versions of one database. A connection that changes (or is synced, or goes) is dropped from
- * every process at once through the bus (composition.ts, 'search-connection'); its next search reads it again.
+ * What search knows of each connected database, in one place: its tables (the connection catalog, search-core/
+ * connection-catalog.ts, which indexing reads too), its full-text indexes as the live search queries them (discovered
+ * from the database on first live use), and which of its tables Quarry's index answers (the store's index state,
+ * remembered through a store outage: outage-reads.ts). Planning reads the tables and the index state, the live search
+ * and suggestions the full-text indexes. A fresh discovery of the tables, by search or by indexing, drops the full-text
+ * indexes with them, so the two never disagree. A connection that changes (or is synced, or goes) is dropped from
+ * every process at once through the domain events (composition.ts: 'connection.changed', 'index.synced'); its next
+ * search reads it again.
  */
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
+import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
 import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
 import type { IndexTableRecord } from '../../repositories/index-table-repository.js';
@@ -20,8 +24,8 @@ export interface IndexState {
 }
 
 export interface CatalogDeps {
-  /** The stored schema, or a new discovery when none is stored or `fresh` asks (DatabaseService.tablesOf). */
-  tablesOf(record: DatabaseConnectionRecord, fresh?: boolean): Promise<TableSchema[]>;
+  /** The connections' tables, as indexing reads them too. */
+  connections: Pick<ConnectionCatalog, 'tables' | 'onRediscovered'>;
   executorFor(record: DatabaseConnectionRecord): Promise<SqlExecutor>;
   /** The index's tables and running syncs of these connections, read from the store (through a store outage too). */
   indexedTables(connectionIds: string[]): Promise<IndexState>;
@@ -46,12 +50,13 @@ export class SearchCatalog {
 
   constructor(private readonly deps: CatalogDeps) {
     this.now = deps.now ?? Date.now;
+    // Tables discovered afresh (here or by indexing) may have new full-text indexes too.
+    deps.connections.onRediscovered((databaseId) => this.fullText.forget(databaseId));
   }
 
   /** The connection's tables; `fresh` discovers them again, and its full-text indexes with them. */
   tables(record: DatabaseConnectionRecord, fresh = false): Promise<TableSchema[]> {
-    if (fresh) this.fullText.forget(record.id);
-    return this.deps.tablesOf(record, fresh);
+    return this.deps.connections.tables(record, fresh);
   }
 
   /** Which tables of these connections the index holds, and which are being synced. */

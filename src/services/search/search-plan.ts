@@ -2,7 +2,8 @@
  * How one search reads each database: which of its selected tables Quarry's index answers and which are searched live
  * by the database's own full-text search, and which cannot be searched by meaning yet. The index answers a table once
  * it has a finished sync, unless the connection's indexing is off, the caller asked for live results, the search
- * selects columns, or the mode is boolean (the index matches words, not phrases or prefixes).
+ * selects columns, or the mode is boolean (the index matches words, not phrases or prefixes). This is what the engines
+ * share; each makes its own part of the search from the route (IndexEngine.plan, LiveEngine.plan).
  */
 import { semanticReady } from '../../search-index/readiness.js';
 import { indexedAsOf } from '../../search-index/changes/freshness.js';
@@ -14,10 +15,7 @@ import type { IndexTableRecord } from '../../repositories/index-table-repository
 import { contentTables, indexableProblem, tableId } from '../../search-index/documents.js';
 import { indexedColumns } from '../../search-index/filter-columns.js';
 import type { SearchCatalog } from './search-catalog.js';
-import { indexPlanLists, type IndexPlan } from '../../search-index/index-engine.js';
-import { RM3 } from '../../search-index/feedback.js';
 import type { StageTimer } from '../../lib/stage-timer.js';
-import type { LivePlan } from './live-search.js';
 import { needsIndex, type RefinableSource, type Refinements } from './search-refinements.js';
 import type { PageRequest, SearchData, SearchMode, SearchRequest } from './search-request.js';
 
@@ -132,10 +130,14 @@ export interface Route {
   excluded: SearchData['excludedTables'];
 }
 
-/** How one search reads its databases, and each engine's part of it. */
-export interface SearchRoute extends Route {
-  index: IndexPlan;
-  live: LivePlan;
+/**
+ * How one search reads its databases, as every engine makes its part of it from (Engine.plan): the plan of each
+ * database, the request and how it is refined, and what decides the ranking.
+ */
+export interface SearchRoute extends Route, RouteContext {
+  request: SearchRequest;
+  /** The indexed tables a filter left in, and the request's filter, sort, facets and weights as the index takes them. */
+  refined: Refinements;
   /** Filters, sorting or facets: only the index can answer (tables searched live are left out). */
   byIndexOnly: boolean;
 }
@@ -151,44 +153,20 @@ export interface RouteContext {
   timer?: StageTimer;
 }
 
-/** Each engine's part of a search: the index ranks the refined indexed tables, the live engine every table left. */
+/** The search's route: which engine reads which table, and what the request asks; each engine plans its part from it. */
 export function routeSearch(plans: DatabasePlan[], request: SearchRequest, refined: Refinements, context: RouteContext): SearchRoute {
-  const { mode, page } = context;
   const byIndexOnly = needsIndex(request);
   const excluded = [
     ...refined.excluded,
     // Filters, sorting and facets read the index: tables searched live are left out of such a search.
     ...(byIndexOnly ? plans.flatMap((p) => p.live.map((t) => ({ databaseId: p.record.id, table: t.table, reason: 'not_indexed' as const }))) : []),
   ];
-  const index: IndexPlan = {
-    space: context.space,
-    sources: refined.sources,
-    lists: indexPlanLists(refined.sources),
-    databases: plans.filter((p) => p.sources.length > 0).map((p) => p.record.id),
-    // Every connection of the environment, every table: no filter (a publishable key's or a plan's cap may leave some out).
-    wholeSpace: context.everyConnection && plans.every((p) => p.wholeIndex) && (request.tables ?? []).length === 0,
-    refinements: { where: refined.where, sort: refined.sort, facets: refined.facets, weights: refined.weights },
-    ranking: {
-      mode: mode === 'boolean' ? 'natural' : mode, semanticRatio: context.semanticRatio, typoTolerance: page.typoTolerance, exactTotal: page.exactTotal,
-      feedback: page.queryExpansion ? RM3 : null, rerank: page.relevanceFeedback ? RM3 : null,
-    },
-    timer: context.timer,
-  };
-  const live = livePlan(mode === 'semantic' || byIndexOnly ? [] : plans, request);
-  return { plans, notSemantic: plans.flatMap((p) => p.notSemantic), excluded, index, live, byIndexOnly };
-}
-
-/** The live engine's part: the databases with a table left to it, each without the tables the index answers. */
-function livePlan(plans: DatabasePlan[], request: SearchRequest): LivePlan {
-  const databases = plans.filter((p) => p.searchLive).map((p) => ({ record: p.record, skip: p.indexedNames }));
-  return { databases, lists: databases.length, filters: request };
+  return { ...context, plans, notSemantic: plans.flatMap((p) => p.notSemantic), excluded, request, refined, byIndexOnly };
 }
 
 /** The route when the index cannot be read: every table is searched live, and says why. */
-export function routeWithoutIndex(route: SearchRoute, request: SearchRequest): SearchRoute {
-  const plans = route.plans.map(withoutIndex);
-  const index: IndexPlan = { ...route.index, sources: [], lists: 0, databases: [] };
-  return { ...route, plans, index, live: livePlan(plans, request) };
+export function routeWithoutIndex(route: SearchRoute): SearchRoute {
+  return { ...route, plans: route.plans.map(withoutIndex), refined: { ...route.refined, sources: [] } };
 }
 
 /** How long a search answered 503 INDEX_UNAVAILABLE should wait before it is sent again (seconds). */

@@ -10,8 +10,8 @@
  * live table's ranking are merged by reciprocal rank fusion and the answer says the order is approximate.
  *
  * This file is the order of a search, as the product works; each step has its own file: the request read and bounded
- * (search-request.ts), the connections it reads (search-fan-out.ts), how each database is read and each engine's part
- * of it (search-plan.ts, from the catalog: search-catalog.ts), every engine ranking its part at once (search-core/
+ * (search-request.ts), the connections it reads (search-fan-out.ts), which engine reads each table (search-plan.ts,
+ * from the catalog: search-catalog.ts), each engine's plan of its part and every engine ranking it at once (search-core/
  * engine.ts: the index, src/search-index/index-engine.ts, and the live databases, live-search.ts), one ranking fused
  * from their lists (search-merge.ts), the details of the page's rows from the engine of each, the response page
  * (search-page.ts) and the record of the search (search-recorder.ts). A database that fails or runs out of time is reported in
@@ -23,13 +23,13 @@ import type { DatabaseConnectionRecord, DatabaseConnectionRepository } from '../
 import { encodeCursor } from '../../search-core/cursor.js';
 import type { DetailAsk, Engine, EnginePlan, PageWindow, Ranking, ResultRow } from '../../search-core/engine.js';
 import { relaxedQueries, type CompiledQuery } from '../../search-core/query.js';
-import type { IndexPlan } from '../../search-index/index-engine.js';
+import type { IndexPlan, IndexSearch } from '../../search-index/index-engine.js';
 import { spaceName } from '../../search-index/index-store.js';
 import { isIndexStorageFailure } from '../../search-index/storage-failures.js';
 import type { KeyCaller } from '../callers.js';
 import type { DatabaseService } from '../databases/database-service.js';
 import { searchScope } from '../../rules/key-scope.js';
-import type { LivePlan } from './live-search.js';
+import type { LivePlan, LiveSearch } from './live-search.js';
 import type { ResultCache } from './result-cache.js';
 import type { SearchCatalog } from './search-catalog.js';
 import { selectConnections } from './search-fan-out.js';
@@ -43,8 +43,15 @@ import { StageTimer } from '../../lib/stage-timer.js';
 
 /** The engines a search asks: Quarry's index and the users' databases searched live. */
 export interface SearchEngines {
-  index: Engine<IndexPlan, unknown>;
-  live: Engine<LivePlan, unknown>;
+  index: Engine<IndexSearch, IndexPlan, unknown>;
+  live: Engine<LiveSearch, LivePlan, unknown>;
+}
+
+/** The search's route and each engine's part of it, as the engine planned it. */
+interface Planned {
+  route: SearchRoute;
+  index: IndexPlan;
+  live: LivePlan;
 }
 
 export interface SearchDeps {
@@ -90,8 +97,8 @@ export class SearchService {
   }
 
   /**
-   * searchDatabases: select connections -> plan each engine's part -> every engine ranks at once -> fuse -> details
-   * of the page's rows -> the page. `timer` learns where the time went (the answer's Server-Timing).
+   * searchDatabases: select connections -> route each table to an engine -> each engine plans its part -> every
+   * engine ranks at once -> fuse -> details of the page's rows -> the page. `timer` learns where the time went (the answer's Server-Timing).
    */
   async search(caller: KeyCaller, request: SearchRequest, timer: StageTimer = new StageTimer()): Promise<SearchData> {
     const started = this.now();
@@ -110,20 +117,20 @@ export class SearchService {
 
     planStarted = performance.now();
     const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), tableOf(plans));
-    let route = routeSearch(plans, request, refined, {
+    let planned = this.planned(routeSearch(plans, request, refined, {
       mode: asked.mode, semanticRatio: asked.semanticRatio, page, space: spaceName(caller.user.id, caller.key.environment), everyConnection: all, timer,
-    });
-    const vector = await this.embedding(caller, asked, route);
+    }));
+    const vector = await this.embedding(caller, asked, planned);
     let deadline = started + this.deps.timeoutMs;
     // The index's storage is down: each database's tables are searched live, as the answer says (liveTables, reason
     // index_unavailable), within a budget of their own; what only the index can answer is 503 with Retry-After.
     // Once it failed, the index is not asked again for INDEX_RETRY_AFTER_SECONDS.
     const withoutTheIndex = () => {
-      if (asked.mode === 'semantic' || route.byIndexOnly) throw indexUnavailable();
-      route = routeWithoutIndex(route, request);
+      if (asked.mode === 'semantic' || planned.route.byIndexOnly) throw indexUnavailable();
+      planned = this.planned(routeWithoutIndex(planned.route));
       deadline = this.now() + this.deps.timeoutMs;
     };
-    const indexDown = route.index.sources.length > 0 && this.now() < this.indexDownUntil;
+    const indexDown = planned.index.sources.length > 0 && this.now() < this.indexDownUntil;
     if (indexDown) withoutTheIndex();
     timer.add('plan', performance.now() - planStarted);
 
@@ -132,22 +139,22 @@ export class SearchService {
     const rankTimed = performance.now();
     let ranked: Ranked;
     try {
-      ranked = await this.rankRelaxing(route, asked, vector, window, deadline);
+      ranked = await this.rankRelaxing(planned, asked, vector, window, deadline);
     } catch (error) {
-      if (route.index.sources.length === 0 || !isIndexStorageFailure(error)) throw error;
+      if (planned.index.sources.length === 0 || !isIndexStorageFailure(error)) throw error;
       this.deps.onError(error);
       this.indexDownUntil = this.now() + INDEX_RETRY_AFTER_SECONDS * 1000;
       withoutTheIndex();
-      ranked = await this.rankRelaxing(route, asked, vector, window, deadline);
+      ranked = await this.rankRelaxing(planned, asked, vector, window, deadline);
     }
     const answeredLive = indexDown || this.now() < this.indexDownUntil;
     const rankTookMs = Math.max(0, Math.round(this.now() - rankStarted));
     timer.add('rank', performance.now() - rankTimed);
 
-    const rows = await timer.time('details', () => this.details(route, ranked, deadline));
+    const rows = await timer.time('details', () => this.details(planned, ranked, deadline));
     const found: Found = { answer: ranked.answer, rows, rankings: ranked.rankings, relaxed: ranked.relaxed, rankTookMs };
     const data = pageData({
-      request, mode: asked.mode, window, route, found,
+      request, mode: asked.mode, window, route: planned.route, found,
       tookMs: Math.max(0, Math.round(this.now() - started)),
       now: this.now(),
       nextCursor: () => encodeCursor(this.deps.cursorSecret, page.fingerprint, page.top),
@@ -179,10 +186,15 @@ export class SearchService {
     return data;
   }
 
+  /** Each engine's part of the search, as the engine plans it from the route. */
+  private planned(route: SearchRoute): Planned {
+    return { route, index: this.deps.engines.index.plan(route), live: this.deps.engines.live.plan(route) };
+  }
+
   /** The query's embedding when some selected table is searched by meaning; semantic mode needs one. */
-  private async embedding(caller: KeyCaller, asked: Asked, route: SearchRoute): Promise<Float32Array | null> {
-    const semanticReady = route.index.sources.some((s) => s.semanticReady);
-    if (asked.mode === 'semantic' && !semanticReady) throw semanticIndexRequired(route.notSemantic);
+  private async embedding(caller: KeyCaller, asked: Asked, planned: Planned): Promise<Float32Array | null> {
+    const semanticReady = planned.index.sources.some((s) => s.semanticReady);
+    if (asked.mode === 'semantic' && !semanticReady) throw semanticIndexRequired(planned.route.notSemantic);
     if (asked.mode === 'natural' || asked.mode === 'boolean' || !semanticReady) return null;
     return this.deps.embedQuery(caller, asked.query.text);
   }
@@ -192,13 +204,13 @@ export class SearchService {
    * found nothing is read more loosely, step by step, within the same deadline, and the answer says what it gave up.
    * Semantic search reads no words.
    */
-  private async rankRelaxing(route: SearchRoute, asked: Asked, vector: Float32Array | null, window: PageWindow, deadline: number): Promise<Ranked> {
+  private async rankRelaxing(planned: Planned, asked: Asked, vector: Float32Array | null, window: PageWindow, deadline: number): Promise<Ranked> {
     const { index, live } = this.deps.engines;
     const rank = async (words: CompiledQuery, relaxed: SearchData['relaxed']): Promise<Ranked> => {
       const ask = { words, vector, window, deadline };
       const rankings = await Promise.all([
-        index.rank(route.index, { ...ask, mergedWith: route.live.lists }),
-        live.rank(route.live, { ...ask, mergedWith: route.index.lists }),
+        index.rank(planned.index, { ...ask, mergedWith: planned.live.lists }),
+        live.rank(planned.live, { ...ask, mergedWith: planned.index.lists }),
       ]);
       return { words, rankings, answer: merge(rankings, window.offset, window.limit), relaxed };
     };
@@ -212,12 +224,12 @@ export class SearchService {
   }
 
   /** Fields and snippets of the page's rows, each from the engine that ranked it, every engine at once. */
-  private async details(route: SearchRoute, ranked: Ranked, deadline: number): Promise<Array<ResultRow | null>> {
+  private async details(planned: Planned, ranked: Ranked, deadline: number): Promise<Array<ResultRow | null>> {
     const ask: DetailAsk = { words: ranked.words, corrections: ranked.rankings.flatMap((r) => r.corrections), deadline };
     const rows: Array<ResultRow | null> = new Array<ResultRow | null>(ranked.answer.page.length).fill(null);
     await Promise.all([
-      detailsFrom(this.deps.engines.index, route.index, ranked.answer, ask, rows),
-      detailsFrom(this.deps.engines.live, route.live, ranked.answer, ask, rows),
+      detailsFrom(this.deps.engines.index, planned.index, ranked.answer, ask, rows),
+      detailsFrom(this.deps.engines.live, planned.live, ranked.answer, ask, rows),
     ]);
     return rows;
   }
@@ -225,7 +237,7 @@ export class SearchService {
 
 /** The details of the page rows `engine` ranked, written at their places in `rows`. */
 async function detailsFrom<Plan extends EnginePlan, Ref>(
-  engine: Engine<Plan, Ref>, plan: Plan, answer: Answer, ask: DetailAsk, rows: Array<ResultRow | null>,
+  engine: Engine<never, Plan, Ref>, plan: Plan, answer: Answer, ask: DetailAsk, rows: Array<ResultRow | null>,
 ): Promise<void> {
   const at: number[] = [];
   const refs: Ref[] = [];

@@ -37,7 +37,7 @@ function runner(provider: FakeProvider, overrides: Partial<JobRunnerDeps> = {}):
     provider,
     findConnection: (id) => databaseConnectionRepository.findById(id),
     executorFor: async () => source,
-    tablesOf: async () => [docsTable],
+    catalog: { tables: async () => [docsTable] },
     logger: silentLogger,
     onSynced: (connectionId, tableName) => synced.push(`${connectionId}:${tableName}`),
     sync: { pageRows: 5, embedPageRows: 5, writeRows: 5 },
@@ -138,9 +138,11 @@ describe('a finished sync', () => {
     const provider = new FakeProvider();
     await runOnce(provider, {
       // The owner turns semantic on once the text job has started.
-      tablesOf: async () => {
-        await tables.update(table.id, { semantic: true });
-        return [docsTable];
+      catalog: {
+        tables: async () => {
+          await tables.update(table.id, { semantic: true });
+          return [docsTable];
+        },
       },
     });
     // The text job ran without embeddings: the follow-up rewrote every row with its vector (and replaced it in the history).
@@ -177,7 +179,7 @@ describe('a finished sync', () => {
 describe('a sync that cannot finish', () => {
   it('when the table is gone from the schema, then the job fails with a stored reason', async () => {
     const { job } = await indexed(false);
-    await runOnce(new FakeProvider(), { tablesOf: async () => [] });
+    await runOnce(new FakeProvider(), { catalog: { tables: async () => [] } });
     expect(await jobs.findById(job.id)).toMatchObject({ status: 'failed', error: { code: 'NOT_FOUND', message: expect.stringContaining('docs') } });
     expect(synced).toEqual([]);
   }, SLOW);

@@ -42,11 +42,11 @@ afterEach(async () => {
 
 /** One process's schedule, and the job views the Indexing tag answers with. */
 function service() {
-  const tablesOf = async (record: DatabaseConnectionRecord) => (schema.get(record.id) ?? (async () => [docsTable, notesTable]))();
-  const queue = new SyncQueue({ tables, jobs, store: store.index, runner: NO_PUMP, rowLimit: async () => 10_000, tablesOf, providerId: 'fake:hash-8', events, now: () => now });
+  const catalog = { tables: async (record: DatabaseConnectionRecord) => (schema.get(record.id) ?? (async () => [docsTable, notesTable]))() };
+  const queue = new SyncQueue({ tables, jobs, store: store.index, runner: NO_PUMP, rowLimit: async () => 10_000, catalog, providerId: 'fake:hash-8', events, now: () => now });
   const schedule = new IndexSchedule({
     runner: { start: () => undefined, stop: async () => undefined }, store: store.index, jobs, syncing: false, cleanupEveryMs: 60_000,
-    logger: { warn: () => undefined, info: () => undefined }, connections, tablesOf, queue, onError: (error) => errors.push(error), now: () => now,
+    logger: { warn: () => undefined, info: () => undefined }, connections, catalog, queue, onError: (error) => errors.push(error), now: () => now,
   });
   return { runSchedule: () => schedule.runSchedule(), jobView: (job: IndexJobRecord) => jobView(job, now) };
 }

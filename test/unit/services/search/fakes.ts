@@ -10,9 +10,9 @@ import type { IndexTableRecord } from '../../../../src/repositories/index-table-
 import type { UserRecord } from '../../../../src/repositories/user-repository.js';
 import type { QueryNode } from '../../../../src/search-core/boolean-query.js';
 import type { DatabaseAnswer, Engine, EngineHit, RankAsk, Ranking, ResultRow } from '../../../../src/search-core/engine.js';
-import type { IndexPlan } from '../../../../src/search-index/index-engine.js';
+import { planIndex, type IndexPlan, type IndexSearch } from '../../../../src/search-index/index-engine.js';
 import type { KeyCaller } from '../../../../src/services/callers.js';
-import type { LivePlan } from '../../../../src/services/search/live-search.js';
+import { planLive, type LivePlan, type LiveSearch } from '../../../../src/services/search/live-search.js';
 import type { IndexState } from '../../../../src/services/search/search-catalog.js';
 
 export const record = (id: string, over: Partial<DatabaseConnectionRecord> = {}): DatabaseConnectionRecord => ({
@@ -83,9 +83,10 @@ function wordsHeld(body: string, ask: RankAsk): number {
 
 const byScore = <T extends { score: number; id: number }>(a: T, b: T) => b.score - a.score || a.id - b.id;
 
-/** The index: one list over every source, scored, matches counted per connection. */
-export class FakeIndexEngine implements Engine<IndexPlan, { src: string; row: Row }> {
+/** The index: one list over every source, scored, matches counted per connection; planned as the real one plans. */
+export class FakeIndexEngine implements Engine<IndexSearch, IndexPlan, { src: string; row: Row }> {
   readonly name = 'index';
+  readonly plan = planIndex;
   readonly asked: RankAsk[] = [];
   failWith: Error | null = null;
 
@@ -118,9 +119,13 @@ export class FakeIndexEngine implements Engine<IndexPlan, { src: string; row: Ro
   }
 }
 
-/** The live databases: each table a list of its own, unscored across tables; `down` databases answer with an error. */
-export class FakeLiveEngine implements Engine<LivePlan, { table: string; row: Row }> {
+/**
+ * The live databases: each table a list of its own, unscored across tables; `down` databases answer with an error.
+ * Planned as the real one plans.
+ */
+export class FakeLiveEngine implements Engine<LiveSearch, LivePlan, { table: string; row: Row }> {
   readonly name = 'live';
+  readonly plan = planLive;
   readonly asked: Array<{ plan: LivePlan; ask: RankAsk }> = [];
 
   /** Rows by database id and table name. */

@@ -1,6 +1,13 @@
-/** SearchCatalog: one view of each connection for planning, live search and suggestions, dropped when it changes. */
+/**
+ * SearchCatalog: one view of each connection for planning, live search and suggestions, dropped when it changes; its
+ * tables are the connection catalog indexing reads too.
+ */
 import { describe, expect, it, vi } from 'vitest';
 import type { SqlExecutor } from '../../../../src/connectors/index.js';
+import { ConnectionCatalog } from '../../../../src/search-core/connection-catalog.js';
+import { IndexUpkeep } from '../../../../src/search-index/upkeep.js';
+import type { UserCaller } from '../../../../src/services/callers.js';
+import { DatabaseService } from '../../../../src/services/databases/database-service.js';
 import { DeadlineError, SearchCatalog } from '../../../../src/services/search/search-catalog.js';
 import { record, table } from './fakes.js';
 
@@ -17,15 +24,18 @@ vi.mock('../../../../src/sql-search/schema-catalog.js', () => ({
 function setup(executorFor: () => Promise<SqlExecutor> = async () => ({}) as SqlExecutor) {
   discovered.count = 0;
   const fresh: boolean[] = [];
-  const catalog = new SearchCatalog({
+  const connections = new ConnectionCatalog({
     tablesOf: async (_r, isFresh) => {
-      fresh.push(isFresh ?? false);
+      fresh.push(isFresh);
       return [table('posts')];
     },
+  });
+  const catalog = new SearchCatalog({
+    connections,
     executorFor,
     indexedTables: async (ids) => ({ tables: [], liveJobs: ids.map((id) => ({ connectionId: id }) as never) }),
   });
-  return { catalog, fresh };
+  return { catalog, connections, fresh };
 }
 
 describe('SearchCatalog', () => {
@@ -55,6 +65,41 @@ describe('SearchCatalog', () => {
     await catalog.tables(record('db_1'), true);
     await catalog.liveSchema(record('db_1'), Date.now() + 1000);
     expect(fresh).toEqual([false, true]);
+    expect(discovered.count).toBe(2);
+  });
+
+  it("when indexing discovers a connection's tables afresh (a replaced SQLite file), then the live search's full-text indexes are discovered again", async () => {
+    const { catalog, connections, fresh } = setup();
+    const upkeep = new IndexUpkeep({
+      catalog: connections,
+      queue: { enqueue: async () => [], keepIndexable: async (_r, tables) => tables, indexable: (tables) => tables, removeRows: async () => undefined },
+      tables: { listByConnections: async () => [] },
+      jobs: { cancelConnection: async () => [] },
+      runner: { abortConnection: async () => undefined },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    await upkeep.sourceReplaced(record('db_1'));
+    await catalog.liveSchema(record('db_1'), Date.now() + 1000);
+    expect(fresh).toEqual([true]);
+    expect(discovered.count).toBe(2);
+  });
+
+  it("when the owner refreshes the connection's schema (getDatabaseSchema, refresh), then the live search's full-text indexes are discovered again", async () => {
+    const { catalog, connections, fresh } = setup();
+    const connection = record('db_1', { schemaCache: [table('posts')] } as never);
+    const databases = new DatabaseService({
+      catalog: connections,
+      // Discovering the schema past the catalog would leave the full-text indexes as they were.
+      sources: { discover: async () => [table('posts')] },
+      connections: { findOwned: async () => connection, findById: async () => connection },
+    } as never);
+    await catalog.liveSchema(connection, Date.now() + 1000);
+    await databases.schema({ user: { id: 'usr_1' } } as UserCaller, 'db_1', true);
+    await catalog.liveSchema(connection, Date.now() + 1000);
+    expect(fresh).toEqual([true]);
     expect(discovered.count).toBe(2);
   });
 

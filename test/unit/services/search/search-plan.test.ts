@@ -1,11 +1,16 @@
-/** planSearch and routeSearch: which engine reads which table of each database, from the catalog alone. */
+/** planSearch and routeSearch: which engine reads which table of each database, from the catalog alone; each engine's plan made from that route. */
 import { describe, expect, it } from 'vitest';
-import { planSearch, routeSearch, routeWithoutIndex } from '../../../../src/services/search/search-plan.js';
+import { planIndex } from '../../../../src/search-index/index-engine.js';
+import { planLive } from '../../../../src/services/search/live-search.js';
+import { planSearch, routeSearch, routeWithoutIndex, type SearchRoute } from '../../../../src/services/search/search-plan.js';
 import { refine } from '../../../../src/services/search/search-refinements.js';
 import { readPage, readQuery, type SearchRequest } from '../../../../src/services/search/search-request.js';
 import { caller, fakeCatalog, indexed, record, table } from './fakes.js';
 
 const secret = Buffer.alloc(32, 1);
+
+/** The route with the part each engine plans from it. */
+const withEnginePlans = (route: SearchRoute) => ({ ...route, index: planIndex(route), live: planLive(route) });
 
 async function route(request: SearchRequest, records = [record('db_1'), record('db_2')]) {
   const catalog = fakeCatalog(
@@ -16,7 +21,7 @@ async function route(request: SearchRequest, records = [record('db_1'), record('
   const plans = await planSearch({ catalog, providerId: 'model-a' }, records, request, asked.mode);
   const refined = refine(request, plans.flatMap((p) => p.sources), records.map((r) => r.id), (src) => ({ databaseId: src, table: src }));
   const page = readPage(caller(), request, asked, secret);
-  return routeSearch(plans, request, refined, { mode: asked.mode, semanticRatio: asked.semanticRatio, page, space: 'space_1', everyConnection: true });
+  return withEnginePlans(routeSearch(plans, request, refined, { mode: asked.mode, semanticRatio: asked.semanticRatio, page, space: 'space_1', everyConnection: true }));
 }
 
 describe('planSearch', () => {
@@ -61,7 +66,7 @@ describe('planSearch', () => {
 
   it('when the index is down, then its tables move to the live engine as index_unavailable', async () => {
     const request = { query: 'word' };
-    const down = routeWithoutIndex(await route(request), request);
+    const down = withEnginePlans(routeWithoutIndex(await route(request)));
     expect(down.index.sources).toEqual([]);
     expect(down.index.lists).toBe(0);
     expect(down.plans[1]!.live).toEqual([{ table: 'notes', reason: 'index_unavailable' }]);
