@@ -30,6 +30,8 @@ export interface CatalogDeps {
   /** The index's tables and running syncs of these connections, read from the store (through a store outage too). */
   indexedTables(connectionIds: string[]): Promise<IndexState>;
   now?: () => number;
+  /** How a connection's full-text indexes are discovered (its own database read; a test counts them instead). */
+  loadFullText?: typeof loadSearchSchema;
 }
 
 /** The search's deadline passed before the catalog could read a database. */
@@ -47,9 +49,11 @@ export class SearchCatalog {
    */
   private readonly fullText = new TtlCache<SearchSchema>(SCHEMA_TTL_MS);
   private readonly now: () => number;
+  private readonly loadFullText: typeof loadSearchSchema;
 
   constructor(private readonly deps: CatalogDeps) {
     this.now = deps.now ?? Date.now;
+    this.loadFullText = deps.loadFullText ?? loadSearchSchema;
     // Tables discovered afresh (here or by indexing) may have new full-text indexes too.
     deps.connections.onRediscovered((databaseId) => this.fullText.forget(databaseId));
   }
@@ -68,7 +72,7 @@ export class SearchCatalog {
   async liveSchema(record: DatabaseConnectionRecord, deadline: number): Promise<{ executor: SqlExecutor; schema: SearchSchema }> {
     const executor = await beforeDeadline(this.deps.executorFor(record), deadline, this.now);
     const schema = await beforeDeadline(
-      this.fullText.get(record.id, `${record.updatedAt.getTime()}`, () => loadSearchSchema(executor, record.tables, Math.max(1, deadline - this.now()))),
+      this.fullText.get(record.id, `${record.updatedAt.getTime()}`, () => this.loadFullText(executor, record.tables, Math.max(1, deadline - this.now()))),
       deadline,
       this.now,
     );

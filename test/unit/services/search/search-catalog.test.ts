@@ -2,7 +2,7 @@
  * SearchCatalog: one view of each connection for planning, live search and suggestions, dropped when it changes; its
  * tables are the connection catalog indexing reads too.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SqlExecutor } from '../../../../src/connectors/index.js';
 import { ConnectionCatalog } from '../../../../src/search-core/connection-catalog.js';
 import { IndexUpkeep } from '../../../../src/search-index/upkeep.js';
@@ -12,14 +12,11 @@ import { DeadlineError, SearchCatalog } from '../../../../src/services/search/se
 import { record, table } from './fakes.js';
 
 // Discovering full-text indexes reads the user's database; here it is counted instead.
-const discovered = vi.hoisted(() => ({ count: 0 }));
-vi.mock('../../../../src/sql-search/schema-catalog.js', () => ({
-  SCHEMA_TTL_MS: 300_000,
-  loadSearchSchema: async () => {
-    discovered.count += 1;
-    return { engine: 'postgres', tables: [], fullTextIndexes: [], ftsColumns: {}, discovery: discovered.count };
-  },
-}));
+const discovered = { count: 0 };
+const loadFullText = async () => {
+  discovered.count += 1;
+  return { engine: 'postgres', tables: [], fullTextIndexes: [], ftsColumns: {}, discovery: discovered.count } as never;
+};
 
 function setup(executorFor: () => Promise<SqlExecutor> = async () => ({}) as SqlExecutor) {
   discovered.count = 0;
@@ -34,6 +31,7 @@ function setup(executorFor: () => Promise<SqlExecutor> = async () => ({}) as Sql
     connections,
     executorFor,
     indexedTables: async (ids) => ({ tables: [], liveJobs: ids.map((id) => ({ connectionId: id }) as never) }),
+    loadFullText,
   });
   return { catalog, connections, fresh };
 }
