@@ -11,7 +11,7 @@
  * later; the tables keep their full syncs meanwhile.
  */
 import type { ClientConfig } from 'pg';
-import type { SqlExecutor } from '../../connectors/index.js';
+import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { isConnectorError } from '../../connectors/index.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
 import { AppError } from '../../errors/app-error.js';
@@ -27,6 +27,7 @@ import { isIndexStorageFailure } from '../storage-failures.js';
 import { binlogCursor, formatBinlogPosition, parseBinlogCursor } from './binlog-events.js';
 import { BinlogChangeStream, binlogConnectionOptions, binlogServerId, prepareBinlog } from './mysql-binlog.js';
 import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
+import type { StreamedRun } from './change-batcher.js';
 import { FoldSchedule } from './fold-schedule.js';
 import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
@@ -168,11 +169,7 @@ export class ChangeStreamer {
       if (record.engine !== 'postgres') {
         return await release({ nextPollAt: retryAt(), changeError: { code: 'STREAM_NOT_ALLOWED', message: "Stream mode reads PostgreSQL's logical replication or a MySQL/MariaDB binary log; this connection follows full syncs or a change column." } });
       }
-      const schemas = await this.deps.catalog.tables(record);
-      const entries = claimed.flatMap((entry) => {
-        const table = schemas.find((t) => tableId(t) === entry.tableName);
-        return table ? [{ entry, table }] : [];
-      });
+      const entries = await this.claimedTables(record, claimed);
       const name = streamName(record.id);
       const clientConfig = await this.deps.replicationConfigFor(record);
       const { slotCreated } = await prepareStream(clientConfig, name, entries.map((e) => e.table), this.deps.queryTimeoutMs ?? 30_000);
@@ -189,29 +186,10 @@ export class ChangeStreamer {
           });
         }
       }
-      const space = spaceName(record.userId, record.environment);
-      const indexed = await this.deps.store.ensureSpace(space);
-      const executor = await this.deps.executorFor(record);
       const stream = new PgChangeStream({
-        clientConfig, executor, name, space: indexed, fromLsn,
-        flushMs: this.deps.flushMs,
-        queryTimeoutMs: this.deps.queryTimeoutMs,
-        tables: entries.map(({ entry, table }) => ({
-          src: entry.id, table,
-          columns: indexedColumns(table, [...(entry.filterableColumns ?? []), ...(entry.sortableColumns ?? [])]),
-          provider: entry.semantic ? this.deps.provider : null,
-        })),
+        ...(await this.streamedRun(record, claimed, entries)),
+        clientConfig, name, fromLsn,
         saveLsn: (lsn) => this.deps.tables.streamProgress(ids, this.owner, { changeCursor: JSON.stringify(lsn), changesAsOf: new Date(this.now()), pollHeartbeatAt: new Date(this.now()), changeError: null }),
-        reconcile: async (src) => {
-          const entry = claimed.find((t) => t.id === src);
-          if (!entry) return null;
-          await this.deps.reconcile(record, entry.tableName);
-          return (await this.deps.catalog.tables(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
-        },
-        // Rows written by the stream are searched by a scan until the space's indexes take them in: folded once
-        // there are enough of them or they waited long enough, between batches (one writer at a time).
-        afterBatch: (rows) => this.foldBatch(space, indexed, rows),
-        onApplied: () => this.deps.onApplied(record.id),
       });
       active.stream = stream;
       if (active.stopping) return await release();
@@ -232,9 +210,40 @@ export class ChangeStreamer {
     }
   }
 
-  /** Counts a stream's written rows and folds them into the space's indexes once enough have waited (either reader). */
-  private foldBatch(space: string, indexed: { optimize(): Promise<unknown> }, rows: number): Promise<void> {
-    return this.folds.wrote(space, indexed, rows);
+  /** The claimed tables the connection still has, with their schemas as last discovered. */
+  private async claimedTables(record: DatabaseConnectionRecord, claimed: IndexTableRecord[]): Promise<Array<{ entry: IndexTableRecord; table: TableSchema }>> {
+    const schemas = await this.deps.catalog.tables(record);
+    return claimed.flatMap((entry) => {
+      const table = schemas.find((t) => tableId(t) === entry.tableName);
+      return table ? [{ entry, table }] : [];
+    });
+  }
+
+  /** What either reader is given of its run: the space, the tables and their columns, and what follows a batch. */
+  private async streamedRun(record: DatabaseConnectionRecord, claimed: IndexTableRecord[], entries: Array<{ entry: IndexTableRecord; table: TableSchema }>): Promise<StreamedRun> {
+    const space = spaceName(record.userId, record.environment);
+    const indexed = await this.deps.store.ensureSpace(space);
+    return {
+      executor: await this.deps.executorFor(record),
+      space: indexed,
+      flushMs: this.deps.flushMs,
+      queryTimeoutMs: this.deps.queryTimeoutMs,
+      tables: entries.map(({ entry, table }) => ({
+        src: entry.id, table,
+        columns: indexedColumns(table, [...(entry.filterableColumns ?? []), ...(entry.sortableColumns ?? [])]),
+        provider: entry.semantic ? this.deps.provider : null,
+      })),
+      reconcile: async (src) => {
+        const entry = claimed.find((t) => t.id === src);
+        if (!entry) return null;
+        await this.deps.reconcile(record, entry.tableName);
+        return (await this.deps.catalog.tables(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
+      },
+      // Rows written by the stream are searched by a scan until the space's indexes take them in: folded once
+      // there are enough of them or they waited long enough, between batches (one writer at a time).
+      afterBatch: (rows) => this.folds.wrote(space, indexed, rows),
+      onApplied: () => this.deps.onApplied(record.id),
+    };
   }
 
   /**
@@ -244,11 +253,7 @@ export class ChangeStreamer {
    */
   private async runBinlog(record: DatabaseConnectionRecord, claimed: IndexTableRecord[], active: ActiveStream, release: (changes?: IndexTableChanges) => Promise<void>): Promise<void> {
     const ids = active.ids;
-    const schemas = await this.deps.catalog.tables(record);
-    const entries = claimed.flatMap((entry) => {
-      const table = schemas.find((t) => tableId(t) === entry.tableName);
-      return table ? [{ entry, table }] : [];
-    });
+    const entries = await this.claimedTables(record, claimed);
     const connection = await binlogConnectionOptions(await this.deps.replicationConfigFor(record));
     const stored = parseBinlogCursor(claimed.map((t) => t.changeCursor).find((cursor) => cursor !== null));
     const start = await prepareBinlog(connection, stored, this.deps.queryTimeoutMs ?? 30_000);
@@ -263,31 +268,13 @@ export class ChangeStreamer {
       for (const { entry } of unread) await this.deps.reconcile(record, entry.tableName);
       await this.deps.tables.streamProgress(ids, this.owner, { changeCursor: binlogCursor(start.from), changeError: lost || null, pollHeartbeatAt: new Date(this.now()) });
     }
-    const space = spaceName(record.userId, record.environment);
-    const indexed = await this.deps.store.ensureSpace(space);
     const stream = new BinlogChangeStream({
+      ...(await this.streamedRun(record, claimed, entries)),
       connection,
-      executor: await this.deps.executorFor(record),
       schema: record.database,
       serverId: binlogServerId(record.id),
-      space: indexed,
       from: start.from,
-      flushMs: this.deps.flushMs,
-      queryTimeoutMs: this.deps.queryTimeoutMs,
-      tables: entries.map(({ entry, table }) => ({
-        src: entry.id, table,
-        columns: indexedColumns(table, [...(entry.filterableColumns ?? []), ...(entry.sortableColumns ?? [])]),
-        provider: entry.semantic ? this.deps.provider : null,
-      })),
       savePosition: (position) => this.deps.tables.streamProgress(ids, this.owner, { changeCursor: binlogCursor(position), changesAsOf: new Date(this.now()), pollHeartbeatAt: new Date(this.now()), changeError: lost || null }),
-      reconcile: async (src) => {
-        const entry = claimed.find((t) => t.id === src);
-        if (!entry) return null;
-        await this.deps.reconcile(record, entry.tableName);
-        return (await this.deps.catalog.tables(record, true)).find((t) => tableId(t) === entry.tableName) ?? null;
-      },
-      afterBatch: (rows) => this.foldBatch(space, indexed, rows),
-      onApplied: () => this.deps.onApplied(record.id),
     });
     active.stream = stream;
     if (active.stopping) return await release();
