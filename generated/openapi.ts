@@ -2283,7 +2283,7 @@ export interface components {
             mode: "stream" | "poll" | "snapshot";
             /** @description How far behind the source the index may be: seconds since the moment as of which every change is in the index (the start of the last successful poll, or of the last finished sync); null before the first sync. */
             lagSeconds: number | null;
-            /** @description Stream mode: bytes of WAL the connection's replication slot keeps on the server (written since the last change Quarry confirmed, `pg_current_wal_lsn() - confirmed_flush_lsn`); null outside stream mode or when the server does not answer. */
+            /** @description Stream mode: how far the source is ahead of the index, in bytes. PostgreSQL: the WAL the connection's replication slot keeps on the server (written since the last change Quarry confirmed, `pg_current_wal_lsn() - confirmed_flush_lsn`). MySQL/MariaDB: the binary log the server wrote after `binlogPosition` (the rest of its file and every later file in `SHOW BINARY LOGS`; the whole server's log, other databases' writes included). null outside stream mode, before the stream's first position, or when the server does not answer (or no longer has the position's file). */
             lagBytes: number | null;
             /**
              * @description Stream mode on MySQL/MariaDB: the place in the server's binary log after the last transaction whose

@@ -39,6 +39,19 @@ export function parseBinlogCursor(cursor: string | null | undefined): BinlogPosi
   return { file, position, gtid: typeof gtid === 'string' && gtid !== '' ? gtid : null, ...(gone === true ? { gone: true } : {}) };
 }
 
+/**
+ * Bytes of binary log the server wrote after `position` (the stream's lag in bytes, as a PostgreSQL slot's retained
+ * WAL): the rest of its file and every later file, from `SHOW BINARY LOGS`. Null when the server no longer lists the
+ * file (purged: the stream re-reads the tables) or the position is marked gone.
+ */
+export function binlogLagBytes(logs: Array<{ Log_name: string; File_size: unknown }>, position: Pick<BinlogPosition, 'file' | 'position' | 'gone'>): number | null {
+  if (position.gone) return null;
+  const at = logs.findIndex((log) => log.Log_name === position.file);
+  if (at < 0) return null;
+  const rest = Math.max(0, Number(logs[at]!.File_size) - position.position);
+  return logs.slice(at + 1).reduce((sum, log) => sum + Number(log.File_size), rest);
+}
+
 /** How the index endpoint shows it: `mysql-bin.000003:1547`, with ` (GTID 0-1-42)` when known. */
 export function formatBinlogPosition(position: BinlogPosition): string {
   return `${position.file}:${position.position}${position.gtid ? ` (GTID ${position.gtid})` : ''}`;

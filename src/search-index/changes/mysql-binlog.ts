@@ -17,7 +17,7 @@ import net from 'node:net';
 import type { ClientConfig } from 'pg';
 import mysql, { type ConnectionOptions } from 'mysql2/promise';
 import ZongJi, { type AnyBinlogEvent } from '@vlasky/zongji';
-import { binlogKey, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
+import { binlogKey, binlogLagBytes, changedImages, compareBinlogPositions, looseKey, statementTargets, type BinlogPosition, type RowsEventName } from './binlog-events.js';
 import { BatchedChangeStream, writeBatch, type PendingKeys, type StreamedRun, type StreamedTable } from './change-batcher.js';
 import { StreamError } from './pg-stream.js';
 
@@ -124,6 +124,17 @@ export async function prepareBinlog(options: ConnectionOptions, stored: BinlogPo
     const end: BinlogPosition = { file: last.Log_name, position: Number(last.File_size), gtid };
     // A stored file gone (purged), or a position past its end (a file of the same name made again): lost.
     return { from: end, fresh: stored === null, lost: stored };
+  } finally {
+    await connection.end().catch(() => undefined);
+  }
+}
+
+/** The binary log bytes the server wrote after `position` (binlogLagBytes), read with the stream's own account. */
+export async function readBinlogLag(options: ConnectionOptions, position: BinlogPosition, timeoutMs = 30_000): Promise<number | null> {
+  const connection = await mysql.createConnection({ ...options, connectTimeout: Math.min(timeoutMs, options.connectTimeout ?? timeoutMs) });
+  try {
+    const [logs] = await connection.query({ sql: 'SHOW BINARY LOGS', timeout: timeoutMs });
+    return binlogLagBytes(logs as Array<{ Log_name: string; File_size: unknown }>, position);
   } finally {
     await connection.end().catch(() => undefined);
   }

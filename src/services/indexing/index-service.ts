@@ -44,7 +44,7 @@ export interface IndexServiceDeps {
    * Stream mode's side on the source: the WAL bytes the connection's slot keeps (null: no slot), and ending the
    * connection's stream with its slot and publication dropped (best effort: what failed, in words to show).
    */
-  streams?: { lagBytes(record: DatabaseConnectionRecord): Promise<number | null>; drop(record: DatabaseConnectionRecord): Promise<string[]> };
+  streams?: { lagBytes(record: DatabaseConnectionRecord, changeCursor: string | null): Promise<number | null>; drop(record: DatabaseConnectionRecord): Promise<string[]> };
   now?: () => number;
 }
 
@@ -84,10 +84,15 @@ export class IndexService {
     };
   }
 
-  /** The slot's retained WAL bytes when a table of the connection streams (null when none does, or unknown). */
+  /**
+   * How far the source is ahead of the stream, in bytes, when a table of the connection streams (null when none does,
+   * or unknown). The connection's tables share one stream and its position (any streamed table's cursor).
+   */
   private async streamLagBytes(record: DatabaseConnectionRecord, indexed: IndexTableRecord[]): Promise<number | null> {
-    if (!this.deps.streams || !indexed.some((t) => t.changeStream)) return null;
-    return this.deps.streams.lagBytes(record).catch(() => null);
+    const streamed = indexed.filter((t) => t.changeStream);
+    if (!this.deps.streams || streamed.length === 0) return null;
+    const cursor = streamed.map((t) => t.changeCursor).find((c) => c !== null) ?? null;
+    return this.deps.streams.lagBytes(record, cursor).catch(() => null);
   }
 
   /** getIndexedTable */

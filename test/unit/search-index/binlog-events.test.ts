@@ -5,11 +5,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  binlogCursor, binlogKey, binlogPositionView, changedImages, compareBinlogPositions, formatBinlogPosition, looseKey, parseBinlogCursor, statementTargets,
+  binlogCursor, binlogKey, binlogLagBytes, binlogPositionView, changedImages, compareBinlogPositions, formatBinlogPosition, looseKey, parseBinlogCursor, statementTargets,
 } from '../../../src/search-index/changes/binlog-events.js';
 import { binlogServerId, binlogStreamError, grantsReplication } from '../../../src/search-index/changes/mysql-binlog.js';
 
 describe('binlog positions', () => {
+  it('when the server lists its binary logs, then the lag is the rest of the stored file and every later file, and unknown once the file is purged', () => {
+    const logs = [{ Log_name: 'mysql-bin.000002', File_size: 900 }, { Log_name: 'mysql-bin.000003', File_size: '2000' }, { Log_name: 'mysql-bin.000004', File_size: 500 }];
+    expect(binlogLagBytes(logs, { file: 'mysql-bin.000003', position: 1547 })).toBe(453 + 500);
+    expect(binlogLagBytes(logs, { file: 'mysql-bin.000004', position: 500 })).toBe(0);
+    expect(binlogLagBytes(logs, { file: 'mysql-bin.000002', position: 4 })).toBe(896 + 2000 + 500);
+    expect(binlogLagBytes(logs, { file: 'mysql-bin.000001', position: 4 })).toBeNull();
+    expect(binlogLagBytes(logs, { file: 'mysql-bin.000003', position: 1547, gone: true })).toBeNull();
+  });
+
   it('when a position is stored and read back, then it is the same, GTID and the gone mark included', () => {
     const position = { file: 'mysql-bin.000003', position: 1547, gtid: '0-1-42' };
     expect(parseBinlogCursor(binlogCursor(position))).toEqual(position);
