@@ -27,6 +27,8 @@ const user = `quarry_nobin_${randomBytes(3).toString('hex')}`;
 let db: string;
 let src: string;
 const as = () => ({ token: owner.token });
+/** Two tables of one more connection: the first streams, the second joins its stream later. */
+const joining = [`bjoin_${randomBytes(4).toString('hex')}`, `bjoin_${randomBytes(4).toString('hex')}`] as const;
 const tablePath = () => `/api/v1/databases/${db}/index/tables/${table}`;
 
 beforeAll(async () => {
@@ -45,26 +47,27 @@ afterEach(() => t.assertContract());
 afterAll(async () => {
   await t?.stop();
   await source?.query(`DROP TABLE IF EXISTS ${table}`);
+  for (const joined of joining) await source?.query(`DROP TABLE IF EXISTS ${joined}`);
   await source?.query(`DROP USER IF EXISTS '${user}'@'%'`);
   await source?.end();
 });
 
-async function sides(): Promise<{ index: string[]; source: string[] }> {
+async function sides(of = { table, src: () => src }): Promise<{ index: string[]; source: string[] }> {
   const space = await t.server.services.searchIndex.store.space(spaceName(owner.id, 'test'));
   const index: string[] = [];
-  for await (const batch of space!.scanSource(src)) {
+  for await (const batch of space!.scanSource(of.src())) {
     for (const row of await space!.rows(batch.map((r) => r.rid))) {
       const fields = JSON.parse(row.fields) as { id: number; title: string };
       index.push(`${fields.id}:${fields.title}`);
     }
   }
-  const [rows] = await source.query(`SELECT id, title FROM ${table} ORDER BY id`);
+  const [rows] = await source.query(`SELECT id, title FROM ${of.table} ORDER BY id`);
   return { index: index.sort((a, b) => Number(a.split(':')[0]) - Number(b.split(':')[0])), source: (rows as Array<{ id: number; title: string }>).map((r) => `${r.id}:${r.title}`) };
 }
 
-async function converged(): Promise<void> {
+async function converged(of?: { table: string; src: () => string }): Promise<void> {
   await expect.poll(async () => {
-    const both = await sides();
+    const both = await sides(of);
     return both.index.join(' | ') === both.source.join(' | ') ? 'equal' : `index ${both.index.join(' | ')} / source ${both.source.join(' | ')}`;
   }, { timeout: 60_000, interval: 200 }).toBe('equal');
 }
@@ -155,6 +158,51 @@ describe('stream mode on MariaDB', () => {
       await next.stop();
     }
   }, 120_000);
+
+  it('when a second table of a streamed connection turns stream mode on, then what it held before is read in full and its changes stream too', async () => {
+    const [first, second] = joining;
+    for (const name of joining) {
+      await source.query(`CREATE TABLE ${name} (id int PRIMARY KEY, title varchar(200) NOT NULL)`);
+      await source.query(`INSERT INTO ${name} (id, title) VALUES (1, 'Linen apron'), (2, 'Oak board')`);
+    }
+    const res = await t.client.post('/api/v1/databases', mysqlConnection({ name: 'Joining tables', tables: [...joining] }), as());
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const other = res.body.data.database.id as string;
+    await waitForIndex(t.client, owner.token, other);
+    const path = (name: string) => `/api/v1/databases/${other}/index/tables/${name}`;
+    const entryOf = async (name: string) => (await indexTableRepository.find(other, name))!;
+    const srcOf = (id: string) => () => id;
+    const streamer = anotherStreamer();
+    streamer.start();
+    try {
+      expect((await t.client.patch(path(first), { mode: 'stream' }, as())).status).toBe(200);
+      await expect.poll(async () => (await entryOf(first)).changeCursor, { timeout: 60_000, interval: 200 }).not.toBeNull();
+      await source.query(`INSERT INTO ${first} (id, title) VALUES (3, 'Bread knife')`);
+      // Written while the second table follows full syncs only: its stream must not start past these rows unread.
+      await source.query(`INSERT INTO ${second} (id, title) VALUES (3, 'Wool blanket')`);
+      await source.query(`UPDATE ${second} SET title = 'Oak board, oiled' WHERE id = 2`);
+      // A later change of the first table: once it is in, the stored position is past the second table's rows.
+      const before = (await entryOf(first)).changeCursor;
+      await source.query(`UPDATE ${first} SET title = 'Bread knife, serrated' WHERE id = 3`);
+      await converged({ table: first, src: srcOf((await entryOf(first)).id) });
+      await expect.poll(async () => (await entryOf(first)).changeCursor, { timeout: 60_000, interval: 200 }).not.toBe(before);
+
+      const joined = await t.client.patch(path(second), { mode: 'stream' }, as());
+      expect(joined.status, JSON.stringify(joined.body)).toBe(200);
+      await expect.poll(async () => (await entryOf(second)).changeCursor, { timeout: 60_000, interval: 200 }).not.toBeNull();
+      const secondSrc = srcOf((await entryOf(second)).id);
+      await converged({ table: second, src: secondSrc });
+      await source.query(`INSERT INTO ${second} (id, title) VALUES (4, 'Cotton towel')`);
+      await source.query(`DELETE FROM ${second} WHERE id = 1`);
+      await source.query(`INSERT INTO ${first} (id, title) VALUES (4, 'Paring knife')`);
+      await converged({ table: second, src: secondSrc });
+      await converged({ table: first, src: srcOf((await entryOf(first)).id) });
+      const tables = (await t.client.get(`/api/v1/databases/${other}/index`, as())).body.data.tables as Array<{ table: string; mode: string; lastError: unknown }>;
+      expect(tables.filter((x) => joining.includes(x.table as never)).map((x) => [x.mode, x.lastError])).toEqual([['stream', null], ['stream', null]]);
+    } finally {
+      await streamer.stop();
+    }
+  }, 180_000);
 
   it('when stream mode is turned off, then the table shows no binlog position', async () => {
     const off = await t.client.patch(tablePath(), { mode: 'snapshot' }, as());
