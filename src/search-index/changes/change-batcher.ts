@@ -6,6 +6,7 @@
  * A stream ends once (stopped, lost to another process, or failed): the task running is let finish, no other runs,
  * and the reader is disconnected before the end is told.
  */
+import { Mutex } from 'async-mutex';
 import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { primaryKeyJson, rowId, rowsByKeysQuery } from '../documents.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
@@ -63,7 +64,8 @@ export class ChangeBatcher {
   private pending: PendingKeys = new Map();
   private count = 0;
   private timer: NodeJS.Timeout | null = null;
-  private queue: Promise<void> = Promise.resolve();
+  /** The stream's tasks (reading a transaction, writing a batch) run one at a time, in order. */
+  private readonly tasks = new Mutex();
   private closed = false;
   private resolveEnd!: (end: StreamEnd) => void;
   /** Resolves when the stream ends: stopped, lost to another process, or failed (a task threw). */
@@ -134,7 +136,7 @@ export class ChangeBatcher {
 
   /** Runs a task after the ones before it; none runs once the stream has ended. A task that throws fails it. */
   run(task: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(async () => {
+    return this.tasks.runExclusive(async () => {
       if (this.closed) return;
       try {
         await task();
@@ -142,8 +144,6 @@ export class ChangeBatcher {
         this.end({ status: 'failed', error });
       }
     });
-    this.queue = next;
-    return next;
   }
 
   /**
@@ -152,7 +152,8 @@ export class ChangeBatcher {
    */
   end(end: StreamEnd): void {
     if (!this.close()) return;
-    void this.queue.finally(() => this.options.disconnect()).catch(() => undefined).finally(() => this.resolveEnd(end));
+    // After every task already waiting (they see the stream closed and do nothing).
+    void this.tasks.runExclusive(async () => this.options.disconnect()).catch(() => undefined).finally(() => this.resolveEnd(end));
   }
 
   /** Ends as if the process died: the reader is cut at once, nothing more written or stored (tests of a takeover). */
