@@ -4,7 +4,6 @@
  * stop words removed, Snowball English stemming) decides what matches; a word here matches a query word when both
  * stem to the same Porter2 stem, so "models" in a row is marked for the query "model".
  */
-import { LRUCache } from 'lru-cache';
 import stem from 'wink-porter2-stemmer';
 import type { AnyWordQuery, QueryNode } from '../search-core/boolean-query.js';
 import { cut, escapeHtml, LEAD_CHARS, textOf } from '../search-core/highlight.js';
@@ -24,13 +23,22 @@ export function queryStems(text: string): Set<string> {
   return stems;
 }
 
-/** Stems of words seen in rows, kept: a snippet stems every word of its columns, and the same words recur. */
-const stemmed = new LRUCache<string, string>({ max: 50_000 });
+/**
+ * Stems of words seen in rows, kept: snippets and heading weights stem every word of the rows they read, and the same
+ * words recur. A plain map, started over when it holds STEMS_KEPT words so that its memory stays bounded: a
+ * least-recently-used cache's bookkeeping on every word of ten rows' snippets and a hundred rows' headings was 0.7 ms
+ * of each search (a CPU profile of 400 verbose searches, docs/benchmarks.md), more than the stemming it saves.
+ */
+const STEMS_KEPT = 50_000;
+const stemmed = new Map<string, string>();
 
 /** The Porter2 stem of a folded word (kept: rows repeat their words). */
 export function stemOfFolded(folded: string): string {
   let found = stemmed.get(folded);
-  if (found === undefined) stemmed.set(folded, (found = stem(folded)));
+  if (found === undefined) {
+    if (stemmed.size >= STEMS_KEPT) stemmed.clear();
+    stemmed.set(folded, (found = stem(folded)));
+  }
   return found;
 }
 

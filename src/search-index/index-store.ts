@@ -23,7 +23,7 @@ import type { Table as ArrowTable } from 'apache-arrow';
 import type { Logger } from '../lib/logger.js';
 import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
-import { ROW_COLUMNS, type VersionRows, VersionRowsBuilder } from './row-cache.js';
+import { ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 
 /** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
@@ -167,10 +167,10 @@ export interface IndexStoreOptions {
    */
   keepVersionsMs?: number;
   /**
-   * Bytes the rows of spaces on an object store may take in this process (row-cache.ts): each space's current
-   * version's ranked columns, text and stored fields, read once so that a search asks the store for its ranking
-   * alone. The least recently searched spaces give theirs up first; a space larger on its own is read from the store
-   * row by row, as before. 0 or absent: off. A local folder never keeps them (the page cache does that job).
+   * Bytes the spaces' rows may take in this process (row-cache.ts): each space's current version's ranked columns,
+   * text and stored fields, read once so that a search asks the index for its ranking alone. The least recently
+   * searched spaces give theirs up first; a space larger on its own is read from the index column by column, as
+   * before. 0 or absent: off.
    */
   rowCacheBytes?: number;
   /** Told when a space's rows are held in memory or found too large to hold (an operator's view of the row cache). */
@@ -178,7 +178,7 @@ export interface IndexStoreOptions {
 }
 
 /**
- * A space's rows in memory (object stores only), of one version, and their reading: as for the vocabulary, a
+ * A space's rows in memory, of one version, and their reading: as for the vocabulary, a
  * version is read in the background at most once per four times the last read's duration, and never again when it
  * was found larger than the budget.
  */
@@ -265,16 +265,20 @@ export function storageFailure(error: unknown): string {
 
 /**
  * Reads one version's kept columns (row-cache.ts) by one scan with row ids; null when they take more than `budget`
- * bytes. Other work runs between batches.
+ * bytes, known from the first batch's bytes per row (a larger space is not read through to find out). Other work
+ * runs between batches.
  */
 async function readRows(table: Table, version: number, budget: number): Promise<VersionRows | null> {
   const present = new Set((await table.schema()).fields.map((f) => f.name));
   const columns = ROW_COLUMNS.filter((c) => present.has(c));
+  const total = await table.countRows();
   const builder = new VersionRowsBuilder();
+  let read = 0;
   for await (const batch of table.query().select(columns).withRowId()) {
-    const column = (name: string) => (batch.getChild(name) ? ([...batch.getChild(name)!] as Array<string | null>) : null);
-    builder.add(batch.getChild('_rowid')!.toArray() as BigUint64Array, Object.fromEntries(columns.map((c) => [c, column(c)])), batch.numRows);
-    if (builder.bytes > budget) return null;
+    const data = (name: string) => (batch.getChild(name)?.data as Utf8Data[] | undefined) ?? null;
+    builder.addBatch(batch.getChild('_rowid')!.toArray() as BigUint64Array, Object.fromEntries(columns.map((c) => [c, data(c)])), batch.numRows);
+    read += batch.numRows;
+    if (builder.bytes > budget || (read > 0 && (builder.bytes / read) * total > budget)) return null;
     await new Promise((resolve) => setImmediate(resolve));
   }
   return builder.finish(version);
@@ -384,11 +388,8 @@ export class IndexStore {
     if (!opened) return null;
     let words = this.vocabularies.get(name);
     if (!words) this.vocabularies.set(name, (words = noVocabulary()));
-    let rows: RowsState | null = null;
-    if (isObjectStore(this.options.uri)) {
-      this.prewarm(name, opened);
-      rows = this.cacheRows(name, opened);
-    }
+    if (isObjectStore(this.options.uri)) this.prewarm(name, opened);
+    const rows = this.cacheRows(name, opened);
     return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows);
   }
 
@@ -545,7 +546,7 @@ export class IndexSpace {
      * per row and column), where on a local disk it is a read the page cache answers.
      */
     readonly onObjectStore = false,
-    /** The space's rows in memory (object stores, row-cache.ts); null: always read from the index. */
+    /** The space's rows in memory (row-cache.ts); null: always read from the index. */
     private readonly cachedRows: RowsState | null = null,
   ) {}
 
@@ -561,7 +562,7 @@ export class IndexSpace {
     await this.cachedRows?.building;
   }
 
-  /** A search's ranked rows are read from memory, not row by row from the object store (row-cache.ts). */
+  /** A search's ranked rows are read from memory, not column by column from the index (row-cache.ts). */
   async rowsInMemory(): Promise<boolean> {
     return (await this.rowsNow()) !== null;
   }
@@ -815,7 +816,7 @@ export class IndexSpace {
       return (withRowId ? query.withRowId() : query).toArrow();
     };
     const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
-    // With the version's rows in memory (an object store), the index is asked for row ids and scores alone.
+    // With the version's rows in memory, the index is asked for row ids and scores alone.
     const inMemory = await this.rowsNow();
     if (inMemory && (!headings || query.headingScorer)) {
       const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;

@@ -1,35 +1,59 @@
 /**
- * The columns a search reads of a space's rows, held in this process for one version of a space on an object store.
+ * The columns a search reads of a space's rows, held in this process for one version of a space.
  *
- * From an object store, each row a search brings back costs requests of its own (a ranged GET per page of each
- * column it reads: the ranked rows' ids and headings, the page's stored fields, the text relevance feedback reads),
- * about a millisecond each even on loopback, where a local folder's reads are answered by the page cache. With the
- * version's rows here, a search asks the store for its ranking alone (row ids and scores, from the text index that
- * LanceDB's index cache holds) and reads everything else from memory: no request per row.
+ * A search's ranking comes from the text index (row ids and scores); each column it brings back with the ranked rows
+ * (their ids and headings, the page's stored fields, the text relevance feedback reads) is a read of the table's data
+ * of its own. From an object store that is a ranged GET per page of each column, about a millisecond each even on
+ * loopback; from a local folder the page cache answers, but LanceDB still plans and schedules a read per column, about
+ * a millisecond each (a rare word's ranking alone took 1.2 ms, with the five columns 4.5; docs/benchmarks.md). With
+ * the version's rows here, a search asks the index for its ranking alone and reads everything else from memory.
  *
- * A version's rows are read once, in the background, by one scan (a few large reads); each column is one UTF-8 buffer
- * with its rows' offsets, looked up by LanceDB's row id (ascending in a scan, so found by binary search). A version
- * whose columns would take more than the budget is not kept, and its searches read the store as before.
+ * A version's rows are read once, in the background, by one scan (a few large reads): each batch's columns are kept as
+ * Arrow delivered them, their UTF-8 bytes copied once and never decoded (a string is made only for a row a search
+ * reads), and rows are looked up by LanceDB's row id (ascending in a scan, so found by binary search). Nothing is
+ * joined at the end: no step of the reading holds the event loop for long. A version whose columns would take more
+ * than the budget is not kept, and its searches read the index as before.
  */
 
 /** The columns kept: everything a natural search reads of its ranked rows and its page. */
 export const ROW_COLUMNS = ['rid', 'src', 'head', 'text', 'pk', 'fields'] as const;
 export type RowColumn = (typeof ROW_COLUMNS)[number];
 
-/** One column's strings: their UTF-8 bytes back to back, offsets[i]..offsets[i + 1]; null rows flagged. */
+/**
+ * One column of a scanned batch as Arrow holds it (a Utf8 column's data): the rows' UTF-8 bytes back to back in
+ * `values`, row i from valueOffsets[offset + i] to valueOffsets[offset + i + 1].
+ */
+export interface Utf8Data {
+  values: Uint8Array;
+  valueOffsets: Int32Array;
+  offset: number;
+  length: number;
+  nullCount: number;
+  getValid(index: number): boolean;
+}
+
+/** One column's strings: the batches' bytes, and each row's batch, start and length in it; null rows flagged. */
 interface StringColumn {
-  bytes: Buffer;
-  offsets: Float64Array;
+  chunks: Buffer[];
+  chunkOf: Uint32Array;
+  starts: Int32Array;
+  lengths: Int32Array;
   nulls: Uint8Array;
 }
+
+/** Bytes a row takes in a column beside its text: its batch, start and length, and its null flag. */
+const ROW_OVERHEAD = 13;
 
 /** The kept columns of one version of a space. */
 export class VersionRows {
   constructor(
     readonly version: number,
+    /** The rows' ids, ascending. */
     private readonly rowIds: BigUint64Array,
+    /** The row read at each of those places, when the scan gave them in another order (else the same place). */
+    private readonly readAt: Uint32Array | null,
     private readonly columns: Record<RowColumn, StringColumn>,
-    /** Bytes held: the columns' text and their offsets and row ids. */
+    /** Bytes held: the columns' text, what locates each row's, and the row ids. */
     readonly bytes: number,
   ) {}
 
@@ -37,7 +61,7 @@ export class VersionRows {
     return this.rowIds.length;
   }
 
-  /** The position of a row, or -1 when this version does not hold it (a row written since). */
+  /** The place of a row, or -1 when this version does not hold it (a row written since). */
   indexOf(rowId: bigint): number {
     let lo = 0;
     let hi = this.rowIds.length - 1;
@@ -52,74 +76,73 @@ export class VersionRows {
   }
 
   value(column: RowColumn, at: number): string | null {
-    const { bytes, offsets, nulls } = this.columns[column];
-    if (nulls[at]) return null;
-    return bytes.toString('utf8', offsets[at], offsets[at + 1]);
+    const row = this.readAt ? this.readAt[at]! : at;
+    const { chunks, chunkOf, starts, lengths, nulls } = this.columns[column];
+    if (nulls[row]) return null;
+    const start = starts[row]!;
+    return chunks[chunkOf[row]!]!.toString('utf8', start, start + lengths[row]!);
   }
 }
 
 /** Gathers a version's columns batch by batch; `bytes` so far, to give up past the budget. */
 export class VersionRowsBuilder {
   private readonly ids: bigint[] = [];
-  private readonly parts = new Map<RowColumn, { chunks: Buffer[]; lengths: number[]; nulls: number[] }>(
-    ROW_COLUMNS.map((c) => [c, { chunks: [], lengths: [], nulls: [] }]),
+  private readonly parts = new Map<RowColumn, { chunks: Buffer[]; chunkOf: number[]; starts: number[]; lengths: number[]; nulls: number[] }>(
+    ROW_COLUMNS.map((c) => [c, { chunks: [], chunkOf: [], starts: [], lengths: [], nulls: [] }]),
   );
   bytes = 0;
 
-  /** One scanned batch: its `_rowid` column and the kept columns (a column the table lacks is null). */
-  add(rowIds: ArrayLike<bigint>, columns: Partial<Record<RowColumn, ArrayLike<string | null> | null>>, count: number): void {
+  /** One scanned batch: its `_rowid` column and the kept columns' data (a column the table lacks is null). */
+  addBatch(rowIds: ArrayLike<bigint>, columns: Partial<Record<RowColumn, Utf8Data[] | null>>, count: number): void {
     for (let i = 0; i < count; i++) this.ids.push(BigInt(rowIds[i]!));
     for (const name of ROW_COLUMNS) {
       const part = this.parts.get(name)!;
-      const values = columns[name];
-      const strings: string[] = [];
-      for (let i = 0; i < count; i++) {
-        const value = values ? values[i] ?? null : null;
-        if (value === null) part.nulls.push(part.lengths.length);
-        const text = value ?? '';
-        strings.push(text);
-        part.lengths.push(Buffer.byteLength(text));
+      const chunks = columns[name];
+      if (!chunks) {
+        for (let i = 0; i < count; i++) {
+          part.nulls.push(part.lengths.length);
+          part.chunkOf.push(0);
+          part.starts.push(0);
+          part.lengths.push(0);
+        }
+        continue;
       }
-      const chunk = Buffer.from(strings.join(''), 'utf8');
-      part.chunks.push(chunk);
-      this.bytes += chunk.length + 8;
+      for (const data of chunks) {
+        const { values, valueOffsets, offset, length } = data;
+        const first = valueOffsets[offset]!;
+        // A copy: the batch's memory goes once it is read.
+        const chunk = Buffer.from(values.subarray(first, valueOffsets[offset + length]!));
+        const at = part.chunks.push(chunk) - 1;
+        for (let i = 0; i < length; i++) {
+          if (data.nullCount > 0 && !data.getValid(i)) part.nulls.push(part.lengths.length);
+          part.chunkOf.push(at);
+          part.starts.push(valueOffsets[offset + i]! - first);
+          part.lengths.push(valueOffsets[offset + i + 1]! - valueOffsets[offset + i]!);
+        }
+        this.bytes += chunk.length + ROW_OVERHEAD * length;
+      }
     }
     this.bytes += 8 * count;
   }
 
   finish(version: number): VersionRows {
     const count = this.ids.length;
-    // A scan gives row ids in ascending order; were it ever otherwise, rows are put in that order here.
-    let order: number[] | null = null;
+    // A scan gives row ids in ascending order; were it ever otherwise, each place says which row was read there.
+    let readAt: Uint32Array | null = null;
     for (let i = 1; i < count; i++) {
       if (this.ids[i - 1]! >= this.ids[i]!) {
-        order = Array.from({ length: count }, (_, k) => k).sort((a, b) => (this.ids[a]! < this.ids[b]! ? -1 : 1));
+        readAt = Uint32Array.from({ length: count }, (_, k) => k).sort((a, b) => (this.ids[a]! < this.ids[b]! ? -1 : 1));
         break;
       }
     }
-    const rowIds = BigUint64Array.from(order ? order.map((k) => this.ids[k]!) : this.ids);
+    const rowIds = readAt ? BigUint64Array.from(readAt, (k) => this.ids[k]!) : BigUint64Array.from(this.ids);
     const columns = {} as Record<RowColumn, StringColumn>;
     for (const name of ROW_COLUMNS) {
       const part = this.parts.get(name)!;
-      const joined = Buffer.concat(part.chunks);
-      const starts = new Float64Array(count + 1);
-      for (let i = 0; i < count; i++) starts[i + 1] = starts[i]! + part.lengths[i]!;
-      const nullAt = new Uint8Array(count);
-      for (const k of part.nulls) nullAt[k] = 1;
-      if (!order) {
-        columns[name] = { bytes: joined, offsets: starts, nulls: nullAt };
-        continue;
-      }
-      const bytes = Buffer.allocUnsafe(joined.length);
-      const offsets = new Float64Array(count + 1);
       const nulls = new Uint8Array(count);
-      order.forEach((k, i) => {
-        joined.copy(bytes, offsets[i]!, starts[k]!, starts[k + 1]!);
-        offsets[i + 1] = offsets[i]! + (starts[k + 1]! - starts[k]!);
-        nulls[i] = nullAt[k]!;
-      });
-      columns[name] = { bytes, offsets, nulls };
+      for (const k of part.nulls) nulls[k] = 1;
+      columns[name] = { chunks: part.chunks, chunkOf: Uint32Array.from(part.chunkOf), starts: Int32Array.from(part.starts), lengths: Int32Array.from(part.lengths), nulls };
     }
-    return new VersionRows(version, rowIds, columns, this.bytes);
+    return new VersionRows(version, rowIds, readAt, columns, this.bytes);
   }
 }

@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { VersionRowsBuilder } from '../../../src/search-index/row-cache.js';
+import { ROW_COLUMNS, type RowColumn, type Utf8Data, VersionRowsBuilder } from '../../../src/search-index/row-cache.js';
+
+/** Strings as an Arrow Utf8 column holds them (null: no value), `offset` rows into a longer buffer as a slice is. */
+function utf8(values: Array<string | null>, offset = 0): Utf8Data[] {
+  const all = [...Array.from({ length: offset }, () => 'before'), ...values];
+  const encoded = all.map((v) => Buffer.from(v ?? '', 'utf8'));
+  const valueOffsets = new Int32Array(all.length + 1);
+  encoded.forEach((bytes, i) => (valueOffsets[i + 1] = valueOffsets[i]! + bytes.length));
+  const nullCount = values.filter((v) => v === null).length;
+  return [{ values: Buffer.concat(encoded), valueOffsets, offset, length: values.length, nullCount, getValid: (i) => values[i] !== null }];
+}
+
+const batch = (columns: Partial<Record<RowColumn, Array<string | null> | null>>, offset = 0) =>
+  Object.fromEntries(ROW_COLUMNS.map((name) => [name, columns[name] ? utf8(columns[name]!, offset) : null]));
 
 describe('a version\'s rows in memory', () => {
-  it('when batches are added, then each row is found by its row id with its columns, nulls and non-ASCII text kept', () => {
+  it('when batches are added, then each row is found by its row id with its columns, nulls and non-ASCII text kept, a sliced batch read from its offset', () => {
     const builder = new VersionRowsBuilder();
-    builder.add(BigUint64Array.from([1n, 2n]), { rid: ['a', 'b'], src: ['s1', 's1'], head: [null, 'Café'], text: ['one', 'zwei ü'], pk: ['{"id":1}', '{"id":2}'], fields: ['{}', '{"x":"é"}'] }, 2);
-    builder.add(BigUint64Array.from([(5n << 32n) + 7n]), { rid: ['c'], src: ['s2'], head: ['h'], text: [null], pk: ['{"id":3}'], fields: null }, 1);
+    builder.addBatch(BigUint64Array.from([1n, 2n]), batch({ rid: ['a', 'b'], src: ['s1', 's1'], head: [null, 'Café'], text: ['one', 'zwei ü'], pk: ['{"id":1}', '{"id":2}'], fields: ['{}', '{"x":"é"}'] }), 2);
+    builder.addBatch(BigUint64Array.from([(5n << 32n) + 7n]), batch({ rid: ['c'], src: ['s2'], head: ['h'], text: [null], pk: ['{"id":3}'], fields: null }, 3), 1);
     const rows = builder.finish(4);
     expect(rows.version).toBe(4);
     expect(rows.rows).toBe(3);
@@ -19,7 +32,7 @@ describe('a version\'s rows in memory', () => {
 
   it('when row ids come out of order, then they are put in order with their columns', () => {
     const builder = new VersionRowsBuilder();
-    builder.add(BigUint64Array.from([9n, 3n, 6n]), { rid: ['nine', 'three', 'six'], text: ['9', '3', '6'] }, 3);
+    builder.addBatch(BigUint64Array.from([9n, 3n, 6n]), batch({ rid: ['nine', 'three', 'six'], text: ['9', '3', '6'] }), 3);
     const rows = builder.finish(1);
     for (const [id, rid, text] of [[3n, 'three', '3'], [6n, 'six', '6'], [9n, 'nine', '9']] as const) {
       expect([rows.value('rid', rows.indexOf(id)), rows.value('text', rows.indexOf(id))]).toEqual([rid, text]);
