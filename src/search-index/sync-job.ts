@@ -99,22 +99,42 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
   let pendingChars = 0;
   let readSinceSave = 0;
   let sinceOptimize = 0;
+  // One write runs while the next rows are read: the source's reading and the index's writing overlap (a first sync
+  // of 100,000 rows spent 2.8 s reading and building rows and 3.0 s appending them, one after the other). Writes stay
+  // in order, one at a time, each saving the cursor of its own rows once they are in the index.
+  let writing: Promise<{ saved: boolean } | { error: unknown }> = Promise.resolve({ saved: true });
+  /** Waits for the write under way: whether its progress was saved (false: the job was cancelled); rethrows its error. */
+  const written = async (): Promise<boolean> => {
+    const outcome = await writing;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.saved;
+  };
   const write = async (): Promise<boolean> => {
-    if (pending.length > 0) await (fresh ? space.append(pending) : space.upsert(pending));
-    sinceOptimize += pending.length;
-    pending.length = 0;
+    const rows = pending.splice(0);
+    const progress = { ...counters, cursor: JSON.stringify(cursor) };
     pendingVectors.clear();
     pendingChars = 0;
     readSinceSave = 0;
-    if (!fresh && sinceOptimize >= deps.optimizeEveryRows) {
-      await space.optimize();
-      sinceOptimize = 0;
-    }
-    return deps.jobs.progress(job.id, { ...counters, cursor: JSON.stringify(cursor), heartbeatAt: new Date(deps.now()) });
+    if (!(await written())) return false;
+    const run = async () => {
+      if (rows.length > 0) await (fresh ? space.append(rows) : space.upsert(rows));
+      sinceOptimize += rows.length;
+      if (!fresh && sinceOptimize >= deps.optimizeEveryRows) {
+        await space.optimize();
+        sinceOptimize = 0;
+      }
+      return deps.jobs.progress(job.id, { ...progress, heartbeatAt: new Date(deps.now()) });
+    };
+    // Settled at once into a value: a failure is rethrown where the write is waited for, never left unhandled.
+    writing = run().then((saved) => ({ saved }), (error: unknown) => ({ error }));
+    return true;
   };
   for (;;) {
     // Rows held but not written are dropped: the saved cursor is before them, so the resumed job reads them again.
-    if (signal.aborted) return { status: 'stopped' };
+    if (signal.aborted) {
+      await written();
+      return { status: 'stopped' };
+    }
     const room = job.rowLimit - counters.rowsDone;
     if (room <= 0) break;
     const size = Math.min(pageRows, room);
@@ -138,8 +158,13 @@ export async function runSyncJob(deps: SyncDeps, run: SyncRun): Promise<SyncOutc
       if (!(await write())) return { status: 'cancelled' };
     }
   }
-  if (signal.aborted) return { status: 'stopped' };
+  if (signal.aborted) {
+    await written();
+    return { status: 'stopped' };
+  }
   if (readSinceSave > 0 && !(await write())) return { status: 'cancelled' };
+  if (!(await written())) return { status: 'cancelled' };
+  if (signal.aborted) return { status: 'stopped' };
 
   if (signal.aborted) return { status: 'stopped' };
   const truncated = counters.rowsDone >= job.rowLimit && (await hasMoreRows(executor, table, cursor, timeout));

@@ -225,10 +225,11 @@ describe('a sync that cannot finish', () => {
     expect(cancelled.rowsDone).toBeLessThan(20);
     expect(await jobs.cancel(job.id, new Date())).toBe(false);
 
+    // Rows embedded for a page read ahead while the last write ran may not be written: the rows in the index count.
+    const written = await (await store.index.ensureSpace(store.space)).countRows(`itb_${store.connection.id}`);
+    expect(written).toBeGreaterThanOrEqual(5);
     const next = await queueJob(store, { semantic: true, providerId: provider.id });
     await runOnce(new FakeProvider());
-    const written = provider.embedded.length;
-    expect(written).toBeGreaterThanOrEqual(5);
     expect(await jobs.findById(next.id)).toMatchObject({ status: 'done', rowsEmbedded: 20 - written, rowsSkipped: written });
   }, SLOW);
 });

@@ -122,7 +122,7 @@ describe('a text sync', () => {
     expect((await space.rows([rid(5), rid(6), rid(20)])).map((r) => r.pk)).toEqual(['{"id":5}']);
   }, SLOW);
 
-  it('when a sync is stopped between pages, then it keeps its cursor and the resumed job reads on after it', async () => {
+  it('when a sync is stopped between pages, then the rows it read are written, their cursor kept, and the resumed job reads on after it', async () => {
     const abort = new AbortController();
     const stopped = await sync({
       signal: abort.signal,
@@ -133,7 +133,8 @@ describe('a text sync', () => {
       } } },
     });
     expect(stopped.outcome).toEqual({ status: 'stopped' });
-    expect(stopped.job).toMatchObject({ status: 'running', rowsDone: 7, rowsWritten: 7, cursor: '[7]' });
+    // Stopped as its first write saved its cursor, while the second page was read: that page is written too.
+    expect(stopped.job).toMatchObject({ status: 'running', rowsDone: 14, rowsWritten: 14, cursor: '[14]' });
     await jobs.release([stopped.job.id]);
 
     const reads: unknown[][] = [];
@@ -144,7 +145,7 @@ describe('a text sync', () => {
       } };
     const resumed = await sync({ job: stopped.job, executor: spy });
     expect(resumed.outcome).toEqual({ status: 'done', rows: 20, truncated: false });
-    expect(reads[0]).toEqual([7]);
+    expect(reads[0]).toEqual([14]);
     expect(resumed.job).toMatchObject({ status: 'done', rowsDone: 20, rowsWritten: 20, rowsSkipped: 0 });
   }, SLOW);
 
@@ -169,6 +170,33 @@ describe('a text sync', () => {
     calls.length = 0;
     await sync({ deps: { writeRows: 14, optimizeEveryRows: 7 } });
     expect(calls).toEqual(['upsert 14', 'optimize', 'upsert 6', 'optimize']);
+  }, SLOW);
+
+  it('when rows are written, then the next page is read meanwhile, and each write saves the cursor of its own rows once they are in the index', async () => {
+    const events: string[] = [];
+    const append = space.append.bind(space);
+    space.append = async (rows) => {
+      events.push(`append ${rows.length} starts`);
+      // A slow write: the next page's read comes while it runs.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await append(rows);
+      events.push(`append ${rows.length} ends`);
+    };
+    const reading: SqlExecutor = { ...source, engine: 'sqlite', quoteIdent: source.quoteIdent, placeholder: source.placeholder,
+      query: (sql, params, options) => {
+        if (/ORDER BY/.test(sql)) events.push(`read after ${JSON.stringify(params?.[0] ?? null)}`);
+        return source.query(sql, params, options);
+      } };
+    const saved: string[] = [];
+    const progress = async (id: string, changes: Parameters<typeof jobs.progress>[1]) => {
+      if (changes.cursor) saved.push(`${changes.cursor} with ${await space.countRows(SRC)} rows in the index`);
+      return jobs.progress(id, changes);
+    };
+    const { outcome } = await sync({ executor: reading, deps: { writeRows: 7, jobs: { ...jobs, progress } } });
+    expect(outcome).toEqual({ status: 'done', rows: 20, truncated: false });
+    const firstWrite = events.slice(events.indexOf('append 7 starts'), events.indexOf('append 7 ends'));
+    expect(firstWrite.filter((e) => e.startsWith('read after')).length).toBeGreaterThan(0);
+    expect(saved).toEqual(['[7] with 7 rows in the index', '[14] with 14 rows in the index', '[20] with 20 rows in the index']);
   }, SLOW);
 
   it('when a sync stops with rows read but not written yet, then its saved cursor covers only the rows in the index and the resumed job writes every row once', async () => {
