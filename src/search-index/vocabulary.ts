@@ -209,16 +209,8 @@ export class SpaceVocabulary {
    * a search selects): rows, their average length in words, and rows per stem among these stems.
    */
   textStatistics(stems: Iterable<string>): TextStatistics {
-    let rows = 0;
-    let words = 0;
-    const rowsWith = new Map<string, number>();
-    const list = [...stems];
-    for (const { stats } of this.tables.values()) {
-      rows += stats.rows;
-      words += stats.words;
-      for (const stemmed of list) rowsWith.set(stemmed, (rowsWith.get(stemmed) ?? 0) + (stats.stemRows.get(stemmed) ?? 0));
-    }
-    return { rows, averageWords: rows > 0 ? words / rows : 0, rowsWith };
+    const { rows, averageWords, counts } = this.summed(stems, (stats) => ({ rows: stats.rows, words: stats.words, perStem: stats.stemRows }));
+    return { rows, averageWords, rowsWith: counts };
   }
 
   /**
@@ -226,16 +218,26 @@ export class SpaceVocabulary {
    * rows with a heading, their average length in words, and rows per stem among these stems.
    */
   headingStatistics(stems: Iterable<string>): HeadingStatistics {
+    const { rows, averageWords, counts } = this.summed(stems, ({ heading }) => ({ rows: heading.rows, words: heading.words, perStem: heading.occurrences }));
+    return { rows, averageWords, occurrences: counts };
+  }
+
+  /** One field's rows, average words and counts per stem (among `stems`) over every table of the space. */
+  private summed(
+    stems: Iterable<string>,
+    field: (stats: TableStats) => { rows: number; words: number; perStem: Map<string, number> },
+  ): { rows: number; averageWords: number; counts: Map<string, number> } {
     let rows = 0;
     let words = 0;
-    const occurrences = new Map<string, number>();
+    const counts = new Map<string, number>();
     const list = [...stems];
     for (const { stats } of this.tables.values()) {
-      rows += stats.heading.rows;
-      words += stats.heading.words;
-      for (const stemmed of list) occurrences.set(stemmed, (occurrences.get(stemmed) ?? 0) + (stats.heading.occurrences.get(stemmed) ?? 0));
+      const part = field(stats);
+      rows += part.rows;
+      words += part.words;
+      for (const stemmed of list) counts.set(stemmed, (counts.get(stemmed) ?? 0) + (part.perStem.get(stemmed) ?? 0));
     }
-    return { rows, averageWords: rows > 0 ? words / rows : 0, occurrences };
+    return { rows, averageWords: rows > 0 ? words / rows : 0, counts };
   }
 }
 

@@ -15,8 +15,7 @@
 import { isConnectorError, type SqlExecutor, type TableSchema } from '../../connectors/index.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
 import { AppError } from '../../errors/app-error.js';
-import { newId } from '../../lib/ids.js';
-import { Chores } from '../../lib/chores.js';
+import { ChangeFollowers, type ChangeFollowersDeps } from './change-followers.js';
 import type { Logger } from '../../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
 import type { IndexJobRecord } from '../../repositories/index-job-repository.js';
@@ -25,14 +24,14 @@ import { qualifiedName, tableId } from '../documents.js';
 import { indexedColumns } from '../filter-columns.js';
 import { spaceName, type IndexStore } from '../index-store.js';
 import { isIndexStorageFailure } from '../storage-failures.js';
-import { FoldSchedule } from './fold-schedule.js';
 import { runPoll } from './poll-job.js';
 import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
 /** A table's poll interval when its owner named none. */
 export const DEFAULT_POLL_INTERVAL_SECONDS = 5;
 
-export interface ChangePollerDeps {
+/** Besides the heartbeat's and tick's (ChangeFollowersDeps: staleMs is INDEX_SYNC_STALE_MS). */
+export interface ChangePollerDeps extends ChangeFollowersDeps {
   tables: Pick<IndexTableRepository, 'duePolls' | 'claimPoll' | 'pollProgress' | 'touchPolls' | 'releasePolls' | 'update'>;
   jobs: { latest(connectionId: string, tableName: string): Promise<IndexJobRecord | null>; runningSpaces(): Promise<string[]> };
   store: Pick<IndexStore, 'ensureSpace'>;
@@ -49,11 +48,6 @@ export interface ChangePollerDeps {
   /** The table's rows in the index changed: cached answers that read it are stale. */
   onApplied(connectionId: string, tableName: string): void;
   logger: Pick<Logger, 'warn' | 'error'>;
-  now?: () => number;
-  /** A poller whose heartbeat is older than this is gone (INDEX_SYNC_STALE_MS). */
-  staleMs: number;
-  /** How often the store is asked for due polls. */
-  tickMs?: number;
   /** Polls this process runs at once. */
   maxActive?: number;
   pageRows?: number;
@@ -71,45 +65,26 @@ function safeError(error: unknown): { code: string; message: string } {
   return { code: 'INTERNAL_ERROR', message: 'The poll failed unexpectedly; it is tried again at the next interval.' };
 }
 
-export class ChangePoller {
-  /** This process, as the store names the owner of a poll. */
-  readonly owner = newId('poll');
-  private readonly active = new Map<string, ActivePoll>();
-  private readonly now: () => number;
-  private readonly chores: Chores;
-  private ticking: Promise<void> | null = null;
-  private stopping = false;
-  /** Per space: rows polls wrote that its indexes do not hold yet. */
-  private readonly folds: FoldSchedule;
-
+export class ChangePoller extends ChangeFollowers<ActivePoll> {
   constructor(private readonly deps: ChangePollerDeps) {
-    this.now = deps.now ?? Date.now;
-    this.chores = new Chores(deps.logger, 'change poller');
-    this.folds = new FoldSchedule(this.now);
+    super(deps, 'change poller');
   }
 
-  start(): void {
-    this.stopping = false;
-    this.chores.every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.keys()], this.owner, new Date(this.now())));
-    this.chores.every(this.deps.tickMs ?? 1000, () => this.tick());
+  protected heldIds(): string[] {
+    return [...this.active.keys()];
   }
 
   /** Claims the due polls there is room for and starts them. */
-  tick(): Promise<void> {
-    this.ticking ??= (async () => {
-      const room = (this.deps.maxActive ?? 4) - this.active.size;
-      if (this.stopping || room <= 0) return;
-      const now = this.now();
-      const due = await this.deps.tables.duePolls(new Date(now), new Date(now - this.deps.staleMs), room + this.active.size);
-      for (const seen of due) {
-        if (this.stopping || this.active.size >= (this.deps.maxActive ?? 4) || this.active.has(seen.id)) continue;
-        const claimed = await this.deps.tables.claimPoll(seen, this.owner, new Date(this.now()));
-        if (claimed) this.launch(claimed);
-      }
-    })().finally(() => {
-      this.ticking = null;
-    });
-    return this.ticking;
+  protected async claimDue(): Promise<void> {
+    const room = (this.deps.maxActive ?? 4) - this.active.size;
+    if (this.stopping || room <= 0) return;
+    const now = this.now();
+    const due = await this.deps.tables.duePolls(new Date(now), new Date(now - this.deps.staleMs), room + this.active.size);
+    for (const seen of due) {
+      if (this.stopping || this.active.size >= (this.deps.maxActive ?? 4) || this.active.has(seen.id)) continue;
+      const claimed = await this.deps.tables.claimPoll(seen, this.owner, new Date(this.now()));
+      if (claimed) this.launch(claimed);
+    }
   }
 
   /** Resolves when no poll runs here (tests). */
@@ -120,9 +95,7 @@ export class ChangePoller {
 
   /** Graceful stop: polls stop between pages and are handed back, their cursors kept for whoever polls next. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.chores.stop();
-    await this.ticking?.catch(() => undefined);
+    await this.halt();
     const running = [...this.active.values()];
     for (const poll of running) poll.abort.abort();
     await Promise.all(running.map((poll) => poll.finished));

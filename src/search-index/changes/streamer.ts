@@ -15,8 +15,7 @@ import type { SqlExecutor, TableSchema } from '../../connectors/index.js';
 import { isConnectorError } from '../../connectors/index.js';
 import type { EmbeddingProvider } from '../../embeddings/provider.js';
 import { AppError } from '../../errors/app-error.js';
-import { newId } from '../../lib/ids.js';
-import { Chores } from '../../lib/chores.js';
+import { ChangeFollowers, type ChangeFollowersDeps } from './change-followers.js';
 import type { Logger } from '../../lib/logger.js';
 import type { DatabaseConnectionRecord } from '../../repositories/database-connection-repository.js';
 import type { IndexTableChanges, IndexTableRecord, IndexTableRepository } from '../../repositories/index-table-repository.js';
@@ -28,13 +27,12 @@ import { binlogCursor, formatBinlogPosition, parseBinlogCursor } from './binlog-
 import { BinlogChangeStream, binlogConnectionOptions, binlogServerId, prepareBinlog } from './mysql-binlog.js';
 import { PgChangeStream, prepareStream, StreamError, streamName } from './pg-stream.js';
 import type { StreamedRun } from './change-batcher.js';
-import { FoldSchedule } from './fold-schedule.js';
 import type { ConnectionCatalog } from '../../search-core/connection-catalog.js';
 
 /** How long a stream that could not run waits before it is tried again. */
 export const STREAM_RETRY_MS = 60_000;
 
-export interface ChangeStreamerDeps {
+export interface ChangeStreamerDeps extends ChangeFollowersDeps {
   tables: Pick<IndexTableRepository, 'dueStreams' | 'claimStream' | 'streamProgress' | 'touchPolls' | 'releasePolls' | 'listByConnections'>;
   store: Pick<IndexStore, 'ensureSpace'>;
   provider: EmbeddingProvider;
@@ -47,9 +45,6 @@ export interface ChangeStreamerDeps {
   reconcile(record: DatabaseConnectionRecord, tableName: string): Promise<void>;
   onApplied(connectionId: string): void;
   logger: Pick<Logger, 'warn' | 'error'>;
-  now?: () => number;
-  staleMs: number;
-  tickMs?: number;
   retryMs?: number;
   /** How long a change waits at most for its batch. */
   flushMs?: number;
@@ -71,46 +66,28 @@ function safeError(error: unknown): { code: string; message: string } {
   return { code: 'STREAM_FAILED', message: `The replication stream stopped (${message.slice(0, 300)}); it is started again from the stored position.` };
 }
 
-export class ChangeStreamer {
-  readonly owner = newId('poll');
-  private readonly active = new Map<string, ActiveStream>();
-  private readonly now: () => number;
-  private readonly chores: Chores;
-  private ticking: Promise<void> | null = null;
-  private stopping = false;
-  /** Per space: rows streams wrote that its indexes do not hold yet. */
-  private readonly folds: FoldSchedule;
-
+export class ChangeStreamer extends ChangeFollowers<ActiveStream> {
   constructor(private readonly deps: ChangeStreamerDeps) {
-    this.now = deps.now ?? Date.now;
-    this.chores = new Chores(deps.logger, 'change streamer');
-    this.folds = new FoldSchedule(this.now);
+    super(deps, 'change streamer');
   }
 
-  start(): void {
-    this.stopping = false;
-    this.chores.every(Math.max(200, Math.round(this.deps.staleMs / 5)), () => this.deps.tables.touchPolls([...this.active.values()].flatMap((a) => a.ids), this.owner, new Date(this.now())));
-    this.chores.every(this.deps.tickMs ?? 1000, () => this.tick());
+  protected heldIds(): string[] {
+    return [...this.active.values()].flatMap((a) => a.ids);
   }
 
   /** Claims the streams that are due and starts them; ends a stream whose set of tables changed (it is claimed again). */
-  tick(): Promise<void> {
-    this.ticking ??= (async () => {
-      if (this.stopping) return;
-      const now = this.now();
-      for (const [connectionId, active] of this.active) {
-        const ids = (await this.deps.tables.listByConnections([connectionId])).filter((t) => t.changeStream).map((t) => t.id).sort();
-        if (ids.join() !== active.ids.join()) void this.end(connectionId);
-      }
-      for (const connectionId of await this.deps.tables.dueStreams(new Date(now), new Date(now - this.deps.staleMs))) {
-        if (this.stopping || this.active.has(connectionId)) continue;
-        const claimed = await this.deps.tables.claimStream(connectionId, this.owner, new Date(this.now()), new Date(this.now() - this.deps.staleMs));
-        if (claimed) this.launch(connectionId, claimed);
-      }
-    })().finally(() => {
-      this.ticking = null;
-    });
-    return this.ticking;
+  protected async claimDue(): Promise<void> {
+    if (this.stopping) return;
+    const now = this.now();
+    for (const [connectionId, active] of this.active) {
+      const ids = (await this.deps.tables.listByConnections([connectionId])).filter((t) => t.changeStream).map((t) => t.id).sort();
+      if (ids.join() !== active.ids.join()) void this.end(connectionId);
+    }
+    for (const connectionId of await this.deps.tables.dueStreams(new Date(now), new Date(now - this.deps.staleMs))) {
+      if (this.stopping || this.active.has(connectionId)) continue;
+      const claimed = await this.deps.tables.claimStream(connectionId, this.owner, new Date(this.now()), new Date(this.now() - this.deps.staleMs));
+      if (claimed) this.launch(connectionId, claimed);
+    }
   }
 
   /** The connections this process streams now (tests). */
@@ -120,9 +97,7 @@ export class ChangeStreamer {
 
   /** Graceful stop: streams end and are handed back, their positions kept for whoever reads next. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.chores.stop();
-    await this.ticking?.catch(() => undefined);
+    await this.halt();
     await Promise.all([...this.active.keys()].map((id) => this.end(id)));
   }
 
@@ -131,9 +106,7 @@ export class ChangeStreamer {
    * back or stored (another process takes the streams over once the heartbeat is stale).
    */
   async abandon(): Promise<void> {
-    this.stopping = true;
-    this.chores.stop();
-    await this.ticking?.catch(() => undefined);
+    await this.halt();
     const running = [...this.active.values()];
     for (const active of running) await active.stream?.abandon();
     await Promise.all(running.map((active) => active.finished));
