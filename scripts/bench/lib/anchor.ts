@@ -512,7 +512,7 @@ export async function runObjectStoreComparison(options: { requests: number; rows
     rare: Array.from({ length: total }, (_, i) => [corpus.rare200[(2 * i) % corpus.rare200.length]!, corpus.rare200[(2 * i + 1) % corpus.rare200.length]!]),
   };
 
-  let s3: { url: string; close(): Promise<void>; requests: Array<{ method: string; path: string }> } | null = null;
+  let s3: { url: string; close(): Promise<void>; requests: Array<{ method: string; path: string; range?: string | null }> } | null = null;
   let env: Record<string, string>;
   let where: string;
   if (options.indexUri === 's3') {
@@ -547,6 +547,8 @@ export async function runObjectStoreComparison(options: { requests: number; rows
       // What the object store's searches ask of the store (s3rver counts them): GETs of the table's data pages and
       // of everything else (the indexes, manifests), per measured search.
       const reads = { data: 0, other: 0 };
+      // Which objects (and byte ranges) those GETs asked for, most asked first: what no cache kept.
+      const objects = new Map<string, number>();
       for (const [i, words] of sets[setName].entries()) {
         for (const contender of rotated(contenders, i)) {
           const before = s3?.requests.length ?? 0;
@@ -554,10 +556,16 @@ export async function runObjectStoreComparison(options: { requests: number; rows
           if (i < WARMUP) continue;
           samples.get(contender)!.push(sample);
           if (contender !== remote || !s3) continue;
-          for (const r of s3.requests.slice(before)) if (r.method === 'GET') reads[r.path.includes('/data/') ? 'data' : 'other']++;
+          for (const r of s3.requests.slice(before)) {
+            if (r.method !== 'GET') continue;
+            reads[r.path.includes('/data/') ? 'data' : 'other']++;
+            const object = `${r.path.replace(/\?.*$/, '').split('/').slice(-3).join('/')} ${r.range ?? ''}`.trim();
+            objects.set(object, (objects.get(object) ?? 0) + 1);
+          }
         }
       }
-      if (s3) storeReads.push(`| ${setName} | ${fixed(reads.data / requests, 1)} | ${fixed(reads.other / requests, 1)} |`);
+      const most = [...objects].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([object, n]) => `${object} (${n})`).join('; ');
+      if (s3) storeReads.push(`| ${setName} | ${fixed(reads.data / requests, 1)} | ${fixed(reads.other / requests, 1)} | ${most || '-'} |`);
       const sorted = (c: Contender) => samples.get(c)!.map((s) => s.ms).sort((a, b) => a - b);
       const p50 = (c: Contender) => percentile(sorted(c), 0.5);
       const ratio = p50(remote) / p50(local);
@@ -585,8 +593,8 @@ export async function runObjectStoreComparison(options: { requests: number; rows
     if (prewarmed) console.log(`\nobject store: LanceDB's caches held ${prewarmed[1]} MB once the last version's indexes were loaded (in ${prewarmed[2]} ms)`);
     if (storeReads.length > 0) {
       console.log('\nThe object store\'s GET requests per measured search (data: the table\'s pages; other: indexes, manifests)\n');
-      console.log('| set | data | other |');
-      console.log('|---|---|---|');
+      console.log('| set | data | other | most asked (object, byte range, GETs) |');
+      console.log('|---|---|---|---|');
       for (const line of storeReads) console.log(line);
     }
   } finally {
