@@ -278,7 +278,8 @@ async function readRows(table: Table, version: number, budget: number): Promise<
     const data = (name: string) => (batch.getChild(name)?.data as Utf8Data[] | undefined) ?? null;
     builder.addBatch(batch.getChild('_rowid')!.toArray() as BigUint64Array, Object.fromEntries(columns.map((c) => [c, data(c)])), batch.numRows);
     read += batch.numRows;
-    if (builder.bytes > budget || (read > 0 && (builder.bytes / read) * total > budget)) return null;
+    // What the whole version would take at this batch's bytes per row (no more than the bytes held, once all is read).
+    if (read > 0 && (builder.bytes / read) * Math.max(total, read) > budget) return null;
     await new Promise((resolve) => setImmediate(resolve));
   }
   return builder.finish(version);
