@@ -91,6 +91,9 @@ beforeAll(async () => {
     DATABASE_URL: database.url, REDIS_URL: redisUrl, TRUST_PROXY: 'true', INDEX_READ_CONSISTENCY_MS: '500', ...secrets,
     INDEX_URI: `s3://${BUCKET}/index`, INDEX_S3_ENDPOINT: s3.url, INDEX_S3_REGION: 'us-east-1', INDEX_ALLOW_HTTP: 'true',
     INDEX_S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, INDEX_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    // A version's rows held in memory answer a search without the store whenever no read-consistency check falls
+    // in it; the outage part of this test is about the searches that need the store (as index-object-store-outage).
+    INDEX_ROW_CACHE_MB: '0',
   };
   const dataDir = () => {
     const dir = mkdtempSync(join(tmpdir(), 'quarry-s3rver-process-'));
