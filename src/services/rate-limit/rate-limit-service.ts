@@ -14,6 +14,17 @@ type Recommendation = components['schemas']['RateLimitRecommendation'];
 const round1 = (value: number) => Math.round(value * 10) / 10;
 const hourMs = 3_600_000;
 
+/** The 24 clock hours ending with the one `now` is in, as start and label; they change once an hour, not per call. */
+let lastDayHours: { firstHour: number; hours: Array<{ start: number; hour: string }> } | null = null;
+function dayHours(now: number): Array<{ start: number; hour: string }> {
+  const firstHour = now - (now % hourMs) - 23 * hourMs;
+  if (lastDayHours?.firstHour !== firstHour) {
+    const hours = Array.from({ length: 24 }, (_, i) => ({ start: firstHour + i * hourMs, hour: new Date(firstHour + i * hourMs).toISOString() }));
+    lastDayHours = { firstHour, hours };
+  }
+  return lastDayHours.hours;
+}
+
 /** Timeline resolution and range of each analytics period. */
 const periods: Record<Analytics['period'], { unit: BucketUnit; rangeMs: number; pointHours: number }> = {
   hour: { unit: 'minute', rangeMs: hourMs, pointHours: 1 / 60 },
@@ -51,14 +62,13 @@ export class RateLimitService {
     const violations = day.violations.filter((violation) => violation.startedAt.getTime() >= now - 24 * hourMs);
     // The 24 clock hours ending with the current one, empty hours included.
     const admitted = new Map(day.hours.map((row) => [bucketDate(row.bucket).getTime(), row.counted]));
-    const firstHour = now - (now % hourMs) - 23 * hourMs;
-    const last24Hours = Array.from({ length: 24 }, (_, i) => {
-      const start = firstHour + i * hourMs;
+    const last24Hours = dayHours(now).map(({ start, hour }) => {
       const requests = admitted.get(start) ?? 0;
-      return { hour: new Date(start).toISOString(), requests, percentOfLimit: round1((100 * requests) / limits.requestsPerHour) };
+      return { hour, requests, percentOfLimit: round1((100 * requests) / limits.requestsPerHour) };
     });
     const peak = last24Hours.reduce((best, point) => (point.requests > best.requests ? point : best), last24Hours[0]);
     const percentUsed = round1((100 * decision.used) / decision.limit);
+    const windowEnd = new Date(now).toISOString();
     return {
       rateLimit: {
         tier: tierLabel(caller.key),
@@ -73,7 +83,7 @@ export class RateLimitService {
           remaining: Math.max(0, decision.limit - decision.used),
           percentUsed,
           windowStart: decision.windowStart.toISOString(),
-          windowEnd: new Date(now).toISOString(),
+          windowEnd,
         },
         // The plan's limit over all of the account's keys: a request needs room here as well as in `current`.
         account: {
@@ -83,7 +93,7 @@ export class RateLimitService {
           remaining: Math.max(0, account.limit - account.used),
           percentUsed: round1((100 * account.used) / account.limit),
           windowStart: account.windowStart.toISOString(),
-          windowEnd: new Date(now).toISOString(),
+          windowEnd,
           resetTime: account.resetAt.toISOString(),
         },
         usage: {
