@@ -551,6 +551,9 @@ export class IndexSpace {
     private readonly cachedRows: RowsState | null = null,
   ) {}
 
+  /** The table's columns as of a version (columnNames). */
+  private columnsOf: { version: number; names: ReadonlySet<string> } | null = null;
+
   /** The space's rows in memory for the version a search reads now, or null (read from the index). */
   private async rowsNow(): Promise<VersionRows | null> {
     const ready = this.cachedRows?.ready;
@@ -879,10 +882,24 @@ export class IndexSpace {
   }
 
   private async hasHeading(): Promise<boolean> {
-    return (await this.table.schema()).fields.some((f) => f.name === 'head');
+    return (await this.columnNames()).has('head');
   }
 
   private async hasVectors(): Promise<boolean> {
-    return (await this.table.schema()).fields.some((f) => f.name === 'vector');
+    return (await this.columnNames()).has('vector');
+  }
+
+  /**
+   * The table's column names, read once per version: every search asks whether the space has headings, and
+   * `schema()` decodes the whole schema each time (about 0.3 ms a call, a tenth of a rare word's ranking query),
+   * where `version()` answers from the handle. The version is read first: the names read after it are of that
+   * version or a later one, never of an older one.
+   */
+  private async columnNames(): Promise<ReadonlySet<string>> {
+    const version = await this.table.version();
+    if (this.columnsOf?.version !== version) {
+      this.columnsOf = { version, names: new Set((await this.table.schema()).fields.map((f) => f.name)) };
+    }
+    return this.columnsOf.names;
   }
 }
