@@ -42,9 +42,12 @@ export function stemOfFolded(folded: string): string {
   return found;
 }
 
-function matches(word: string, stems: Set<string>): boolean {
+/** The word's stem when it is one of `stems` (a stop word never is), else null. */
+function matchingStem(word: string, stems: Set<string>): string | null {
   const folded = fold(word);
-  return !isFoldedStopWord(folded) && stems.has(stemOfFolded(folded));
+  if (isFoldedStopWord(folded)) return null;
+  const stemmed = stemOfFolded(folded);
+  return stems.has(stemmed) ? stemmed : null;
 }
 
 /**
@@ -66,8 +69,9 @@ export function highlightByStems(
     const found = new Set<string>();
     let first = -1;
     for (const match of text.matchAll(WORD)) {
-      if (!matches(match[0], stems)) continue;
-      found.add(stem(fold(match[0])));
+      const stemmed = matchingStem(match[0], stems);
+      if (stemmed === null) continue;
+      found.add(stemmed);
       if (first < 0) first = match.index;
       if (found.size === stems.size) break;
     }
@@ -86,7 +90,7 @@ function markWords(window: string, stems: Set<string>): string {
   let html = '';
   let last = 0;
   for (const match of window.matchAll(WORD)) {
-    if (!matches(match[0], stems)) continue;
+    if (matchingStem(match[0], stems) === null) continue;
     html += `${escapeHtml(window.slice(last, match.index))}<mark>${escapeHtml(match[0])}</mark>`;
     last = match.index + match[0].length;
   }

@@ -86,33 +86,32 @@ export function relevanceModel(query: string, feedback: Array<{ text: string; sc
   });
   const queryLength = [...original.values()].reduce((sum, n) => sum + n, 0);
   const model = new Map<string, number>();
-  const rows: Array<Map<string, number>> = [];
+  /** Each feedback row's usable words as written, with their stems and counts (for the spelling of the kept stems). */
+  const rows: Array<Array<{ folded: string; stem: string; n: number }>> = [];
   if (queryLength > 0) {
     for (const row of feedback.slice(0, settings.docs)) {
       if (!(row.score > 0)) continue;
       // Each word counted as written first: the stems and filters then run once per distinct word.
       const written = new Map<string, number>();
       eachFoldedWord(row.text, (folded) => written.set(folded, (written.get(folded) ?? 0) + 1));
-      rows.push(written);
+      const words: Array<{ folded: string; stem: string; n: number }> = [];
       const counts = new Map<string, number>();
       let length = 0;
       for (const [folded, n] of written) {
         if (!usable(folded)) continue;
         const s = stems.of(folded);
+        words.push({ folded, stem: s, n });
         counts.set(s, (counts.get(s) ?? 0) + n);
         length += n;
       }
+      rows.push(words);
       for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (row.score * n) / length);
     }
   }
   const kept = [...model].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, settings.terms);
   const keptStems = new Set(kept.map(([s]) => s));
-  for (const written of rows) {
-    for (const [folded, n] of written) {
-      if (!usable(folded)) continue;
-      const s = stems.of(folded);
-      if (keptStems.has(s)) spell(s, folded, n);
-    }
+  for (const words of rows) {
+    for (const { folded, stem: s, n } of words) if (keptStems.has(s)) spell(s, folded, n);
   }
   const mass = kept.reduce((sum, [, p]) => sum + p, 0);
   return {
