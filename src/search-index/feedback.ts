@@ -18,8 +18,11 @@
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
 import { stemOfFolded } from './analyzer.js';
-import { FOLDED_STOP_WORDS, foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
+import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
+import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, isModelWord, type RowWords, type SpaceWords } from './row-words.js';
+
+export { FEEDBACK_TEXT_CHARS } from './row-words.js';
 import type { TextStatistics } from './vocabulary.js';
 
 const stem = stemOfFolded;
@@ -42,18 +45,6 @@ export interface WeightedWord {
   weight: number;
 }
 
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-/** Words the model may add: at least two letters, not a bare number (Anserini's filter), and one the index keeps. */
-const usable = (folded: string) => folded.length >= 2 && folded.length <= 40 && !allDigits(folded) && !isFoldedStopWord(folded);
-
-function allDigits(word: string): boolean {
-  for (let i = 0; i < word.length; i++) {
-    const c = word.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
-}
-
 /** The relevance model of a query: its best words, spelled as the index should be asked for them. */
 export interface RelevanceModel {
   /** The model's FEEDBACK.terms best words (query words among them), best first, with p(w), summing to 1. */
@@ -66,10 +57,10 @@ export interface RelevanceModel {
 
 /**
  * RM3's relevance model of `query` from its first ranking's best rows (`feedback`, best first, each with its text
- * and score). Each stem is spelled as the word that spells it most often (the query's own word for a query stem),
+ * and score; or with its words counted already, row-words.ts, which give the same model). Each stem is spelled as the word that spells it most often (the query's own word for a query stem),
  * since the index stems what it is given. Ties break by stem, so a model is the same every time.
  */
-export function relevanceModel(query: string, feedback: Array<{ text: string; score: number }>, settings: FeedbackSettings = RM3, stems: WordStems = new WordStems()): RelevanceModel {
+export function relevanceModel(query: string, feedback: Array<{ text: string | RowWords; score: number }>, settings: FeedbackSettings = RM3, stems: WordStems = new WordStems()): RelevanceModel {
   const original = new Map<string, number>();
   /** How each stem is written, the query's own spelling first (MAX_SAFE_INTEGER), for the stems kept. */
   const spelling = new Map<string, Map<string, number>>();
@@ -91,16 +82,10 @@ export function relevanceModel(query: string, feedback: Array<{ text: string; sc
   if (queryLength > 0) {
     for (const row of feedback.slice(0, settings.docs)) {
       if (!(row.score > 0)) continue;
-      // Each word counted as written first: the stems and filters then run once per distinct word.
-      const written = new Map<string, number>();
-      eachFoldedWord(row.text, (folded) => written.set(folded, (written.get(folded) ?? 0) + 1));
-      const words: Array<{ folded: string; stem: string; n: number }> = [];
+      const words = typeof row.text === 'string' ? modelWordsOfText(row.text, stems) : modelWordsOf(row.text);
       const counts = new Map<string, number>();
       let length = 0;
-      for (const [folded, n] of written) {
-        if (!usable(folded)) continue;
-        const s = stems.of(folded);
-        words.push({ folded, stem: s, n });
+      for (const { stem: s, n } of words) {
         counts.set(s, (counts.get(s) ?? 0) + n);
         length += n;
       }
@@ -121,6 +106,28 @@ export function relevanceModel(query: string, feedback: Array<{ text: string; sc
   };
 }
 
+/** A row's words the model may add, as written, with their stems and counts, in order of first occurrence. */
+type ModelWords = Array<{ folded: string; stem: string; n: number }>;
+
+function modelWordsOfText(text: string, stems: WordStems): ModelWords {
+  // Each word counted as written first: the stems and filters then run once per distinct word.
+  const written = new Map<string, number>();
+  eachFoldedWord(text, (folded) => written.set(folded, (written.get(folded) ?? 0) + 1));
+  const words: ModelWords = [];
+  for (const [folded, n] of written) if (isModelWord(folded)) words.push({ folded, stem: stems.of(folded), n });
+  return words;
+}
+
+function modelWordsOf(row: RowWords): ModelWords {
+  const { folded, stemOf, stems, usable } = row.words;
+  const words: ModelWords = [];
+  for (let i = 0; i < row.ids.length; i++) {
+    const id = row.ids[i]!;
+    if (usable[id]) words.push({ folded: folded[id]!, stem: stems[stemOf[id]!]!, n: row.counts[i]! });
+  }
+  return words;
+}
+
 /**
  * Each folded word's stem, '' for a stop word. Rows repeat their words from search to search, and a plain map costs
  * a fraction of the shared least-recently-used cache's bookkeeping on words read this often; it starts over when it
@@ -138,53 +145,6 @@ export class WordStems {
 }
 const STEMS_KEPT = 50_000;
 const knownStems = new Map<string, string>();
-
-/**
- * Calls `visit` with each run of `text` that may hold words, by character codes: `[start, end)`, whether it holds
- * capitals (`upper`) and characters beyond ASCII (`wide`: accents, dashes, curly quotes). A run that is neither is one
- * word of ASCII letters and digits; a wide one is cut into words by the Unicode expression.
- */
-function eachWordSpan(text: string, visit: (start: number, end: number, upper: boolean, wide: boolean) => void): void {
-  let start = -1;
-  let wide = false;
-  let upper = false;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i < text.length ? text.charCodeAt(i) : 32;
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
-      if (start < 0) start = i;
-    } else if ((c >= 65 && c <= 90) || c > 127) {
-      if (start < 0) start = i;
-      if (c > 127) wide = true;
-      else upper = true;
-    } else if (start >= 0) {
-      visit(start, i, upper, wide);
-      start = -1;
-      wide = false;
-      upper = false;
-    }
-  }
-}
-
-/** Calls `visit` with each word of a wide run, folded as the index folds it. */
-function eachFoldedWide(run: string, visit: (folded: string) => void): void {
-  for (const [raw] of run.matchAll(WORD)) {
-    const folded = foldWord(raw);
-    if (folded !== '') visit(folded);
-  }
-}
-
-/**
- * Calls `visit` with each word of `text` folded as the index folds it (lower case, accents removed). The text is cut
- * by its character codes, several times faster than the Unicode expression over every word; only a run holding
- * characters beyond ASCII (accents, dashes, curly quotes) is cut and folded by the expression.
- */
-export function eachFoldedWord(text: string, visit: (folded: string) => void): void {
-  eachWordSpan(text, (start, end, upper, wide) => {
-    const run = text.slice(start, end);
-    if (wide) eachFoldedWide(run, visit);
-    else visit(upper ? run.toLowerCase() : run);
-  });
-}
 
 function spelledAs(words: Map<string, number>): string {
   let best = '';
@@ -229,11 +189,6 @@ export async function rankWithFeedback(
   return [...fused.values()];
 }
 
-/**
- * Characters of a row's text the feedback reads: a row holds up to 100,000 (MAX_INDEX_TEXT_CHARS), and reading 100
- * such rows would hold the server's thread for tens of milliseconds. Longer texts are sampled (feedbackScore).
- */
-export const FEEDBACK_TEXT_CHARS = 10_000;
 /** Characters read between two yields to other work (a millisecond or so). */
 const FEEDBACK_YIELD_CHARS = 64 * 1024;
 
@@ -251,14 +206,14 @@ const B = 0.75;
  * originalWeight / query words each, as in RM3's interpolation, with everything scaled by the query's words), and
  * bm25 each word's BM25 in the row's text from the space's statistics (`statistics`, asked once for the model's
  * stems). Rows below `depth` keep originalWeight * first: the feedback part is never negative, so they stay below
- * every row scored again. `texts` holds the text of the rows to score (by rid); a row without one keeps
- * originalWeight * first. A query with nothing to expand from (no word of its own, no feedback row) keeps its
+ * every row scored again. `texts` holds the text of the rows to score (by rid), or their words counted already
+ * (row-words.ts: the same scores, without reading the text again); a row without either keeps originalWeight * first. A query with nothing to expand from (no word of its own, no feedback row) keeps its
  * ranking; the hits returned are new objects, best first.
  */
 export async function rerankWithFeedback(
   query: string,
   ranked: IndexHit[],
-  texts: Map<string, string>,
+  texts: Map<string, string | RowWords>,
   statistics: (stems: string[]) => TextStatistics,
   depth: number,
   settings: FeedbackSettings = RM3,
@@ -267,7 +222,7 @@ export async function rerankWithFeedback(
   const best = feedback.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
   const stems = new WordStems();
   // A row's share of each word is the same in its first FEEDBACK_TEXT_CHARS as in all of it, as far as a sample tells.
-  const model = relevanceModel(query, best.map((hit) => ({ text: texts.get(hit.rid)!.slice(0, FEEDBACK_TEXT_CHARS), score: hit.score })), settings, stems);
+  const model = relevanceModel(query, best.map((hit) => ({ text: sampleOf(texts.get(hit.rid)!), score: hit.score })), settings, stems);
   if (model.queryLength === 0 || model.terms.length === 0) return ranked.map((hit) => ({ ...hit }));
   const stats = statistics(model.terms.map((t) => t.stem));
   // Each word's weight in the expanded query times its idf (Lucene's, as the index's BM25).
@@ -280,19 +235,59 @@ export async function rerankWithFeedback(
   const averageWords = stats.averageWords || 1;
   // A stem keeps its word's first two letters (headOf), unless it is a stem no such key can tell (-1, always checked).
   const heads = new Set(model.terms.map((t) => headOf(t.stem)));
+  const weighted = weightedStemIds(weightOf);
   const out: IndexHit[] = [];
   let read = 0;
   for (const [i, hit] of ranked.entries()) {
     const score = settings.originalWeight * hit.score;
     const text = i < depth ? texts.get(hit.rid) : undefined;
-    out.push({ ...hit, score: text === undefined ? score : score + feedbackScore(text, weightOf, averageWords, stems, heads) });
+    if (text === undefined || typeof text !== 'string') {
+      out.push({ ...hit, score: text === undefined ? score : score + wordsScore(text, weightOf, averageWords, weighted) });
+      continue;
+    }
+    out.push({ ...hit, score: score + feedbackScore(text, weightOf, averageWords, stems, heads) });
     // Reading the rows' text is Quarry's own work, in the server's one thread: other requests go on between slices.
-    if (text !== undefined && (read += Math.min(text.length, FEEDBACK_TEXT_CHARS)) >= FEEDBACK_YIELD_CHARS) {
+    if ((read += Math.min(text.length, FEEDBACK_TEXT_CHARS)) >= FEEDBACK_YIELD_CHARS) {
       read = 0;
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
   return out.sort((a, b) => b.score - a.score || (a.rid < b.rid ? -1 : a.rid > b.rid ? 1 : 0));
+}
+
+/** What the model reads of a row's text: its first FEEDBACK_TEXT_CHARS characters (its words are counted that far). */
+function sampleOf(text: string | RowWords): string | RowWords {
+  return typeof text === 'string' ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
+}
+
+/** The weighted stems by their ids in each version's words (found once per search and version). */
+function weightedStemIds(weightOf: Map<string, number>): (words: SpaceWords) => Map<number, string> {
+  const found = new Map<SpaceWords, Map<number, string>>();
+  return (words) => {
+    let ids = found.get(words);
+    if (!ids) {
+      ids = new Map();
+      for (const stemmed of weightOf.keys()) {
+        const id = words.stemId(stemmed);
+        if (id !== undefined) ids.set(id, stemmed);
+      }
+      found.set(words, ids);
+    }
+    return ids;
+  };
+}
+
+/** feedbackScore of a row whose words are counted already: the same sum, in the same order, from its word ids. */
+function wordsScore(row: RowWords, weightOf: Map<string, number>, averageWords: number, weighted: (words: SpaceWords) => Map<number, string>): number {
+  const stemOfId = weighted(row.words);
+  const frequency = new Map<string, number>();
+  if (stemOfId.size > 0) {
+    for (let i = 0; i < row.ids.length; i++) {
+      const stemmed = stemOfId.get(row.words.stemOf[row.ids[i]!]!);
+      if (stemmed !== undefined) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + row.counts[i]!);
+    }
+  }
+  return bm25Sum(frequency, weightOf, row.length, row.scale, averageWords);
 }
 
 /**
@@ -373,6 +368,14 @@ function feedbackScore(text: string, weightOf: Map<string, number>, averageWords
       countStem(upper ? run.toLowerCase() : run);
     }
   });
+  return bm25Sum(frequency, weightOf, length, scale, averageWords);
+}
+
+/**
+ * sum over the stems counted of weight * tf (K1 + 1) / (tf + K1 (1 - B + B |d| / avgdl)), in the order they were first
+ * counted; `length` words were read and `scale` stretches them to the whole text.
+ */
+function bm25Sum(frequency: Map<string, number>, weightOf: Map<string, number>, length: number, scale: number, averageWords: number): number {
   const norm = K1 * (1 - B + (B * length * scale) / averageWords);
   let score = 0;
   for (const [stemmed, sampled] of frequency) {

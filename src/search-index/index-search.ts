@@ -31,6 +31,7 @@ import { rankWithFeedback, rerankWithFeedback, type FeedbackSettings } from './f
 import { agreementFusion } from './fusion.js';
 import { HeadingScorer } from './heading.js';
 import type { IndexHit, IndexStore, SearchScope, TextQuery } from './index-store.js';
+import type { RowWords } from './row-words.js';
 import { correctTypos, type Correction } from './typos.js';
 import type { SpaceVocabulary } from './vocabulary.js';
 import type { StageTimer } from '../lib/stage-timer.js';
@@ -151,7 +152,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   const searchText = async (limit: number, withRows = false): Promise<IndexHit[]> => {
     const ranking = (query: TextQuery) => {
       // The rows brought with their stored fields are the page's: their text comes too, for the feedback to read.
-      const ask = () => space.searchText({ ...rankingQuery(query, vocabulary, withRows), ...(withRows && reranks ? { withText: true } : {}) }, scope, limit);
+      const ask = () => space.searchText({ ...rankingQuery(query, vocabulary, withRows), ...(withRows && reranks ? { withWords: true } : {}) }, scope, limit);
       return input.timer ? input.timer.time('engine', ask) : ask();
     };
     const [asTyped, corrected] = await Promise.all([
@@ -185,11 +186,15 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     const read = [...pool, ...feedback.slice(0, input.rerank!.docs).filter((hit) => !known.has(hit.rid))];
     // Rows ranked deeper than the page (counting, hybrid) come without their text, and so do the rows only the
     // meaning ranking found: the rows to score and the feedback rows are read by id.
-    const texts = read.every((hit) => hit.text !== undefined)
-      ? new Map(read.map((hit) => [hit.rid, hit.text!]))
+    // Rows held in memory bring their words counted already (row-words.ts), others their text.
+    const texts: Map<string, string | RowWords> = read.every((hit) => hit.words !== undefined || hit.text !== undefined)
+      ? new Map(read.map((hit) => [hit.rid, hit.words ?? hit.text!]))
       : await space.texts(read.map((hit) => hit.rid));
     const reranked = await rerankWithFeedback(textQuery.words, first, texts, (stems) => vocabulary!.textStatistics(stems), RANK_DEPTH, input.rerank!, feedback);
-    for (const hit of reranked) delete hit.text;
+    for (const hit of reranked) {
+      delete hit.text;
+      delete hit.words;
+    }
     input.timer?.add('rerank', performance.now() - started);
     return reranked;
   };

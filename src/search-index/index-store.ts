@@ -25,6 +25,7 @@ import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
 import { ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
+import { countRowWords, type RowWords } from './row-words.js';
 
 /** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
 export const MAX_TOKEN_BYTES = 40;
@@ -68,8 +69,10 @@ export interface IndexHit {
   score: number;
   /** Filter columns the search asked for (scope.columns), by their names in the index. */
   values?: Record<string, unknown>;
-  /** The row's text, when the query asked for it (withText). */
+  /** The row's text, when the query asked for it (withText, or withWords without counted words). */
   text?: string;
+  /** The row's words counted already (row-words.ts), when the query asked for them (withWords) and they are held. */
+  words?: RowWords;
   /** The row's primary key and stored fields (JSON), when the query asked for them (withRows). */
   row?: { pk: string; fields: string };
 }
@@ -86,6 +89,11 @@ export interface TextQuery {
   fuzziness?: number;
   /** Bring back each hit's text (to see which word a fuzzy query matched). */
   withText?: boolean;
+  /**
+   * Bring back what relevance feedback reads of each hit: its words counted already when the version's rows are held
+   * with them (row-words.ts), otherwise its text.
+   */
+  withWords?: boolean;
   /** Rank words found in a row's heading higher (HEADING_BOOST); off for lookups that only ask whether a word is there. */
   headings?: boolean;
   /** Best headings whose weight is added (at least the query's limit): a row whose heading ranks deeper gets none. */
@@ -293,10 +301,11 @@ function hitsFromMemory(
   table: ArrowTable,
   rows: VersionRows,
   columns: string[] | undefined,
-  withText: boolean | undefined,
-  withRows: boolean | undefined,
+  asked: { text?: boolean; words?: boolean; rows?: boolean },
   heading?: HeadingScorer,
 ): IndexHit[] | null {
+  const words = asked.words ? rows.words : null;
+  const withText = asked.text || (asked.words && !words);
   const ids = table.getChild('_rowid')?.toArray() as BigUint64Array | undefined;
   const scores = table.getChild('_score')?.toArray() as ArrayLike<number> | undefined;
   if (!ids || !scores) return null;
@@ -309,7 +318,8 @@ function hitsFromMemory(
     if (heading) hit.score += HEADING_BOOST * heading.score(rows.value('head', at));
     if (values.length > 0) hit.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
     if (withText) hit.text = rows.value('text', at) ?? '';
-    if (withRows) hit.row = { pk: rows.value('pk', at) ?? '{}', fields: rows.value('fields', at) ?? '{}' };
+    if (words) hit.words = words.at(at);
+    if (asked.rows) hit.row = { pk: rows.value('pk', at) ?? '{}', fields: rows.value('fields', at) ?? '{}' };
     found.push(hit);
   }
   return found;
@@ -424,6 +434,20 @@ export class IndexStore {
         this.options.logger?.info(
           { space: name, version, rows: read.rows, megabytes: Math.round(read.bytes / 1048576), ms: Date.now() - started },
           'index rows held in memory',
+        );
+        // Then each row's words, for relevance feedback (row-words.ts), within what the budget leaves.
+        const counting = Date.now();
+        const words = await countRowWords(read, budget - read.bytes);
+        if (current.ready !== read) return; // dropped to make room, or replaced, meanwhile
+        if (!words) {
+          this.options.logger?.info({ space: name, version, budgetMb: budget / 1048576 }, 'index row words too large to hold in memory');
+          return;
+        }
+        read.words = words;
+        this.fitRows(current, budget);
+        this.options.logger?.info(
+          { space: name, version, words: words.words.folded.length, megabytes: Math.round(words.bytes / 1048576), ms: Date.now() - counting },
+          'index row words counted',
         );
       } finally {
         current.nextBuildAt = Date.now() + 4 * (Date.now() - started);
@@ -819,19 +843,20 @@ export class IndexSpace {
       query = query.select(columns).limit(rows);
       return (withRowId ? query.withRowId() : query).toArrow();
     };
-    const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(query.withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
+    const withText = query.withText === true || query.withWords === true;
+    const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
     // With the version's rows in memory, the index is asked for row ids and scores alone.
     const inMemory = await this.rowsNow();
     if (inMemory && (!headings || query.headingScorer)) {
       const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;
       const ranked = await run(fts, ['_score', ...(scope.columns ?? [])], limit, true);
-      const found = hitsFromMemory(ranked, inMemory, scope.columns, query.withText, query.withRows, scorer);
+      const found = hitsFromMemory(ranked, inMemory, scope.columns, { text: query.withText, words: query.withWords, rows: query.withRows }, scorer);
       if (found) return scorer ? found.sort((a, b) => b.score - a.score) : found;
     }
     // One query: each ranked row's heading comes back with it and is weighed here (heading.ts).
     if (headings && query.headingScorer) {
       const scorer = query.headingScorer.matters ? query.headingScorer : undefined;
-      const found = hits(await run(fts, scorer ? [...columns, 'head'] : columns), (raw) => raw, '_score', scope.columns, query.withText, scorer);
+      const found = hits(await run(fts, scorer ? [...columns, 'head'] : columns), (raw) => raw, '_score', scope.columns, withText, scorer);
       return scorer ? found.sort((a, b) => b.score - a.score) : found;
     }
     // Without the statistics (being gathered), the heading's words are ranked by a second query beside the first
@@ -842,7 +867,7 @@ export class IndexSpace {
       run(fts, columns),
       headings ? run(new lancedb.MatchQuery(query.words, 'head', { operator: lancedb.Operator.Or }), ['rid', '_score'], Math.max(limit, query.headingDepth ?? limit)) : null,
     ]);
-    const found = hits(table, (raw) => raw, '_score', scope.columns, query.withText);
+    const found = hits(table, (raw) => raw, '_score', scope.columns, withText);
     if (!headTable || headTable.numRows === 0) return found;
     const headScores = new Map(hits(headTable, (raw) => raw, '_score', undefined, false).map((hit) => [hit.rid, hit.score]));
     for (const hit of found) hit.score += HEADING_BOOST * (headScores.get(hit.rid) ?? 0);

@@ -15,6 +15,8 @@
  * than the budget is not kept, and its searches read the index as before.
  */
 
+import type { RowWordsTable } from './row-words.js';
+
 /** The columns kept: everything a natural search reads of its ranked rows and its page. */
 export const ROW_COLUMNS = ['rid', 'src', 'head', 'text', 'pk', 'fields'] as const;
 export type RowColumn = (typeof ROW_COLUMNS)[number];
@@ -44,8 +46,11 @@ interface StringColumn {
 /** Bytes a row takes in a column beside its text: its batch, start and length, and its null flag. */
 const ROW_OVERHEAD = 13;
 
-/** The kept columns of one version of a space. */
+/** The kept columns of one version of a space, and each row's words once counted (row-words.ts). */
 export class VersionRows {
+  /** Each row's words as relevance feedback reads them, once counted (after the rows are read); null until then. */
+  words: RowWordsTable | null = null;
+
   constructor(
     readonly version: number,
     /** The rows' ids, ascending. */
@@ -53,9 +58,14 @@ export class VersionRows {
     /** The row read at each of those places, when the scan gave them in another order (else the same place). */
     private readonly readAt: Uint32Array | null,
     private readonly columns: Record<RowColumn, StringColumn>,
-    /** Bytes held: the columns' text, what locates each row's, and the row ids. */
-    readonly bytes: number,
+    /** Bytes of the columns' text, what locates each row's, and the row ids. */
+    private readonly columnBytes: number,
   ) {}
+
+  /** Bytes held: the columns, and the rows' words once counted. */
+  get bytes(): number {
+    return this.columnBytes + (this.words?.bytes ?? 0);
+  }
 
   get rows(): number {
     return this.rowIds.length;

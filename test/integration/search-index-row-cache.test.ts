@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryStems } from '../../src/search-index/analyzer.js';
 import { HeadingScorer } from '../../src/search-index/heading.js';
+import { RM3 } from '../../src/search-index/feedback.js';
+import { searchIndex, type IndexedSource } from '../../src/search-index/index-search.js';
 import { IndexStore, type IndexRow, type IndexSpace, type TextQuery } from '../../src/search-index/index-store.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3rverStore } from '../support/s3rver.js';
 
@@ -22,6 +24,10 @@ const row = (i: number): IndexRow => {
   const head = pick(i, 1 + (i % 3));
   return { rid: `r${i}`, src: i % 2 === 0 ? 'itb_even' : 'itb_odd', pk: `{"id":${i}}`, hash: `h${i}`, thash: `t${i}`, text: `${head}\n${pick(i + 3, 4 + (i % 7))}`, head, fields: `{"id":${i},"title":"${head}"}` };
 };
+
+const SOURCES: IndexedSource[] = ['itb_even', 'itb_odd'].map((src) => ({
+  src, connectionId: `db_${src}`, tableName: src, keyColumns: ['id'], textColumns: ['title'], semanticReady: false,
+}));
 
 let s3: S3rverStore;
 let plain: IndexStore;
@@ -130,9 +136,20 @@ describe('rows of a space in a local folder in memory', () => {
           const found = await ranked(space, words, srcs as string[] | null);
           expect(found.length, words).toBeGreaterThan(0);
           expect(found.map((h) => [h.rid, h.src, h.text, h.row]), words).toEqual(expected.map((h) => [h.rid, h.src, h.text, h.row]));
+          // What relevance feedback reads: the rows' words counted in memory when held, else their text; a natural
+          // search scored again with RM3 ranks the same rows with the same scores either way.
+          const forFeedback = await space.searchText({ words, withWords: true }, { srcs: srcs as string[] | null }, 40);
+          expect(forFeedback.every((h) => (inMemory ? h.words !== undefined && h.text === undefined : h.text !== undefined && h.words === undefined)), words).toBe(true);
+          const natural = async (store: IndexStore) => (await searchIndex(store, {
+            space: NAME, sources: SOURCES, mode: 'natural', text: { words }, vector: null, window: 20, wholeSpace: srcs === null,
+            semanticRatio: 0, rerank: RM3,
+          })).hits.map((h) => [h.rid, h.score]);
+          const fromFolder = await natural(folder);
+          expect(fromFolder.length, words).toBeGreaterThan(0);
+          expect(await natural(store), words).toEqual(fromFolder);
         }
       }
-      expect(heard).toEqual(['index rows held in memory', 'index rows too large to hold in memory']);
+      expect(heard).toEqual(['index rows held in memory', 'index row words counted', 'index rows too large to hold in memory']);
     } finally {
       await Promise.all([folder.close(), held.close(), small.close()]);
       rmSync(dir, { recursive: true, force: true });

@@ -167,7 +167,7 @@ describe('searchIndex', () => {
     expect(result.hits.map((h) => [h.rid, h.score])).toEqual([['r0', 2.25], ['r1', 1.5], ['r2', 0.75]]);
   });
 
-  it('when relevance feedback is on, then the rows ranked for the page bring their text, are scored again without a second text query, and a row of the best rows\' words climbs', async () => {
+  it('when relevance feedback is on, then the rows ranked for the page bring their words (or text), are scored again without a second text query, and a row of the best rows\' words climbs', async () => {
     const builder = new VocabularyBuilder(40);
     for (const text of ['kettle descaling vinegar', 'vinegar descaling', 'kettle', 'bread', 'paint', 'tea']) builder.add('itb_a', text);
     const vocabulary = await builder.finish();
@@ -179,9 +179,9 @@ describe('searchIndex', () => {
     const { store, calls } = fakeStore(text, [], [], vocabulary);
     const result = await searchIndex(store, input({ window: 3, rerank: { docs: 1, terms: 3, originalWeight: 0.5 } }));
     expect(calls).toHaveLength(1);
-    expect(calls[0]!.query).toMatchObject({ words: 'kettle', withRows: true, withText: true });
+    expect(calls[0]!.query).toMatchObject({ words: 'kettle', withRows: true, withWords: true });
     expect(result.hits.map((h) => h.rid)).toEqual(['r0', 'r2', 'r1']);
-    expect(result.hits.every((h) => h.text === undefined)).toBe(true);
+    expect(result.hits.every((h) => h.text === undefined && h.words === undefined)).toBe(true);
     const off = await searchIndex(fakeStore(text, [], [], vocabulary).store, input({ window: 3 }));
     expect(off.hits.map((h) => h.rid)).toEqual(['r0', 'r1', 'r2']);
   });
