@@ -8,7 +8,9 @@
  * - Each Quarry runs built, as `npm start` runs it, with the result cache and the rate limiter off, and the
  *   event-loop probe (scripts/bench/lib/loop-probe.mjs) preloaded; the table is connected and its first sync timed from
  *   the connection to the table being searchable. Sphinx's indexer reads the same table; its time is from its start
- *   to its exit. Each reports the index's bytes on disk.
+ *   to its exit. Each reports the index's bytes on disk. Each Quarry is measured once its log says the space's rows
+ *   are held in memory (or too large to be), and their words counted where its version counts them (row-words.ts),
+ *   as a server that has been running a while: the first sync's own reading is not part of a search's time.
  * - Three query sets, a new query for every request so no cache flatters a figure: verbose (8 words of a corpus row,
  *   any word may match), common (one of the corpus's 200 common words) and rare (two of its 200 rare words).
  *   Quarry answers from its index (natural mode, limit 10); Sphinx answers `w1 | w2 | ...` with limit 10.
@@ -19,7 +21,7 @@
  * - The event loop's delay (p99, max) of each Quarry per phase; RSS (now and peak) of every server after the run.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +126,27 @@ interface LoopReading {
 /** How long the object store's process may take to hold a 100,000-row space's rows (about 230 MB from the store). */
 const ROWS_HELD_TIMEOUT_MS = 300_000;
 
+/**
+ * What a Quarry's log says of its space's rows in memory: the last version it read that has rows (a space is logged
+ * empty too, when it is made), and whether that version's words were counted since (null: not yet, or a checkout that
+ * does not count them and `words` is false).
+ */
+function heldState(output: string, words: boolean): string | null {
+  let rows: { version: number; said: string } | null = null;
+  let counted: string | null = null;
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{') || !line.includes('"msg":"index row')) continue;
+    const entry = JSON.parse(line) as { msg: string; version?: number; rows?: number };
+    if (entry.msg === 'index rows too large to hold in memory') [rows, counted] = [{ version: entry.version!, said: 'rows too large to hold' }, 'no row words'];
+    else if (entry.msg === 'index rows held in memory' && (entry.rows ?? 0) > 0) [rows, counted] = [{ version: entry.version!, said: 'rows held' }, null];
+    else if (rows && entry.version === rows.version && entry.msg === 'index row words counted') counted = 'row words counted';
+    else if (rows && entry.version === rows.version && entry.msg === 'index row words too large to hold in memory') counted = 'row words too large to hold';
+  }
+  if (!rows) return null;
+  if (!words) return rows.said;
+  return counted ? `${rows.said}, ${counted}` : null;
+}
+
 interface Contender {
   name: string;
   search(words: string[]): Promise<Sample>;
@@ -136,6 +159,8 @@ interface Contender {
   pid: number;
   /** What the server logged so far (Quarry only). */
   output?(): string;
+  /** Whether its version counts its rows' words once held (row-words.ts), to wait for them too. */
+  countsWords?: boolean;
   stop(): Promise<void>;
 }
 
@@ -176,8 +201,10 @@ async function readLoopProbe(server: ServerProcess): Promise<LoopReading> {
 /** A Quarry server (this checkout, or `cwd`'s) with one account, one key and the table synced. */
 async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string, env: Record<string, string> = {}): Promise<Contender> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-anchor-'));
+  // LOG_LEVEL info, the server's default: its log says when a space's rows are held (untilRowsHeld), and it writes
+  // an access line per request as `npm start` does.
   const server = await spawnServer(
-    { DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', ...env },
+    { DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', LOG_LEVEL: 'info', ...env },
     { built: true, cwd, nodeArgs: ['--import', LOOP_PROBE] },
   );
   try {
@@ -226,6 +253,8 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       index: { seconds, bytes: env.INDEX_URI ? null : treeBytes(join(dataDir, 'index')) },
       pid: server.child.pid!,
       output: () => server.output(),
+      // A checkout that counts its rows' words (row-words.ts) is measured once they are counted, as a server that has run a while.
+      countsWords: existsSync(join(cwd ?? process.cwd(), 'src/search-index/row-words.ts')),
       async stop() {
         await server.stop();
         rmSync(dataDir, { recursive: true, force: true });
@@ -240,12 +269,15 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
   }
 }
 
-/** Searches `contender` (queries from `queries`, none measured) until its log says the space's rows are in memory. */
+/**
+ * Searches `contender` (queries from `queries`, none measured) until its log says the space's rows are in memory
+ * (or too large for it), and their words counted where its version counts them (row-words.ts).
+ */
 async function untilRowsHeld(contender: Contender, queries: string[][]): Promise<string> {
   const started = performance.now();
   for (let i = 0; performance.now() - started < ROWS_HELD_TIMEOUT_MS; i++) {
-    const said = /"msg":"index rows (held in memory|too large to hold in memory)"/.exec(contender.output?.() ?? '');
-    if (said) return `rows ${said[1]} after ${((performance.now() - started) / 1000).toFixed(1)} s of searches`;
+    const said = heldState(contender.output?.() ?? '', contender.countsWords === true);
+    if (said) return `${said} after ${((performance.now() - started) / 1000).toFixed(1)} s of searches`;
     await contender.search(queries[i % queries.length]!);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -375,6 +407,8 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
     contenders.push(sphinx);
     const quarries = contenders.filter((c) => c !== sphinx);
 
+    // Each Quarry is measured with its space's rows held in memory, as a server that has run a while.
+    for (const q of quarries) console.log(`${q.name}: ${await untilRowsHeld(q, sets.verbose)}`);
     const latency: string[] = [];
     const throughput: string[] = [];
     const breakdown: string[] = [];
