@@ -42,10 +42,32 @@ export function stemOfFolded(folded: string): string {
   return found;
 }
 
-/** The word's stem when it is one of `stems` (a stop word never is), else null. */
-function matchingStem(word: string, stems: Set<string>): string | null {
+/**
+ * The first two letters of a word, when stemming keeps them: two letters a-z other than y (Porter2 changes a word's
+ * end, and turns a y into an i, as in "lying" -> "lie"), as a number; -1 for any other word, which must be stemmed to
+ * tell. A word whose key is not one of the stems' cannot stem to one of them, so most of a row's words are passed
+ * over without stemming, which would otherwise be most of the work (relevance feedback, snippets, headings).
+ */
+export function headOf(word: string): number {
+  if (word.length < 2) return -1;
+  const a = word.charCodeAt(0);
+  const b = word.charCodeAt(1);
+  return a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121 ? a * 128 + b : -1;
+}
+
+/** Whether a folded word may stem to one of `stems` (headOf): false means it cannot, true that it must be stemmed to tell. */
+export function mayStemTo(stems: Iterable<string>): (folded: string) => boolean {
+  const heads = new Set([...stems].map(headOf));
+  return (folded) => {
+    const head = headOf(folded);
+    return head === -1 || heads.has(head);
+  };
+}
+
+/** The word's stem when it is one of `stems` (a stop word never is), else null; `may` tells most others at once. */
+function matchingStem(word: string, stems: Set<string>, may: (folded: string) => boolean): string | null {
   const folded = fold(word);
-  if (isFoldedStopWord(folded)) return null;
+  if (!may(folded) || isFoldedStopWord(folded)) return null;
   const stemmed = stemOfFolded(folded);
   return stems.has(stemmed) ? stemmed : null;
 }
@@ -62,6 +84,7 @@ export function highlightByStems(
   stems: Set<string>,
 ): { snippet: string; matchedColumns: string[] } {
   const matchedColumns: string[] = [];
+  const may = mayStemTo(stems);
   let best: { text: string; index: number; words: number } | null = null;
   for (const column of columns) {
     const text = textOf(fields[column]);
@@ -69,7 +92,7 @@ export function highlightByStems(
     const found = new Set<string>();
     let first = -1;
     for (const match of text.matchAll(WORD)) {
-      const stemmed = matchingStem(match[0], stems);
+      const stemmed = matchingStem(match[0], stems, may);
       if (stemmed === null) continue;
       found.add(stemmed);
       if (first < 0) first = match.index;
@@ -83,14 +106,14 @@ export function highlightByStems(
     const withText = columns.filter((c) => (textOf(fields[c]) ?? '').trim() !== '');
     return { snippet: escapeHtml(cut(textOf(fields[withText[0] ?? '']) ?? '', 0)), matchedColumns: withText };
   }
-  return { snippet: markWords(cut(best.text, Math.max(0, best.index - LEAD_CHARS)), stems), matchedColumns };
+  return { snippet: markWords(cut(best.text, Math.max(0, best.index - LEAD_CHARS)), stems, may), matchedColumns };
 }
 
-function markWords(window: string, stems: Set<string>): string {
+function markWords(window: string, stems: Set<string>, may: (folded: string) => boolean): string {
   let html = '';
   let last = 0;
   for (const match of window.matchAll(WORD)) {
-    if (matchingStem(match[0], stems) === null) continue;
+    if (matchingStem(match[0], stems, may) === null) continue;
     html += `${escapeHtml(window.slice(last, match.index))}<mark>${escapeHtml(match[0])}</mark>`;
     last = match.index + match[0].length;
   }

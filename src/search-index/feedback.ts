@@ -17,7 +17,7 @@
  * Anserini also drops words found in more than a tenth of all documents; on Cranfield's odd half that filter ranked
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
-import { stemOfFolded } from './analyzer.js';
+import { headOf, stemOfFolded } from './analyzer.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, isModelWord, type RowWords, type SpaceWords } from './row-words.js';
@@ -288,19 +288,6 @@ function wordsScore(row: RowWords, weightOf: Map<string, number>, averageWords: 
     }
   }
   return bm25Sum(frequency, weightOf, row.length, row.scale, averageWords);
-}
-
-/**
- * The first two letters of a word, when stemming keeps them: two letters a-z other than y (Porter2 changes a word's
- * end, and turns a y into an i, as in "lying" -> "lie"), as a number; -1 for any other word, which must be stemmed to
- * tell. A word whose key is not one of the weighted stems' cannot stem to one of them, so most of a row's words are
- * passed over without stemming, which would otherwise be most of the work.
- */
-function headOf(word: string): number {
-  if (word.length < 2) return -1;
-  const a = word.charCodeAt(0);
-  const b = word.charCodeAt(1);
-  return a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121 ? a * 128 + b : -1;
 }
 
 /**

@@ -10,7 +10,7 @@
  * HeadingStatistics), so a page ranks as it did with the second query (test/integration/search-index-headings.test.ts
  * compares them), and exactly for every row read instead of only for those among the best headings.
  */
-import { stemOfFolded } from './analyzer.js';
+import { mayStemTo, stemOfFolded } from './analyzer.js';
 import { foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { HeadingStatistics } from './vocabulary.js';
 
@@ -23,12 +23,15 @@ const ASCII = /^[\x00-\x7f]*$/;
 export class HeadingScorer {
   /** Each query stem's idf (stems no heading holds are left out: they add nothing). */
   private readonly idf = new Map<string, number>();
+  /** Whether a heading word may stem to a query stem (most cannot, told without stemming them). */
+  private readonly may: (folded: string) => boolean;
 
   constructor(stems: Iterable<string>, private readonly statistics: HeadingStatistics) {
     for (const stemmed of stems) {
       const n = statistics.occurrences.get(stemmed) ?? 0;
       if (n > 0) this.idf.set(stemmed, Math.log(1 + (statistics.rows - n + 0.5) / (n + 0.5)));
     }
+    this.may = mayStemTo(this.idf.keys());
   }
 
   /** Whether any heading can add to a score (no query stem is in any heading: the text's scores stand). */
@@ -45,6 +48,7 @@ export class HeadingScorer {
       const folded = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
       if (folded === '' || isFoldedStopWord(folded)) continue;
       length += 1;
+      if (!this.may(folded)) continue;
       const stemmed = stemOfFolded(folded);
       if (this.idf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
     }

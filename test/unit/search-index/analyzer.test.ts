@@ -24,6 +24,12 @@ describe('highlightByStems', () => {
     expect(matchedColumns).toEqual(['title', 'body']);
   });
 
+  it('when words stem to the query\'s by changing their first letters (y, accents, digits), then they are still marked', () => {
+    const fields = { body: 'The yellowing skies: lying Yellow 3D café, tying knots.' };
+    const { snippet } = highlightByStems(fields, ['body'], queryStems('yellow sky lie 3d cafe tie'));
+    expect(snippet).toBe('The <mark>yellowing</mark> <mark>skies</mark>: <mark>lying</mark> <mark>Yellow</mark> <mark>3D</mark> <mark>café</mark>, <mark>tying</mark> knots.');
+  });
+
   it('when the query names a stop word, then that word is never marked, even if asked for', () => {
     const { snippet } = highlightByStems({ body: 'The model of the year' }, ['body'], new Set(['the', 'of', 'model']));
     expect(snippet).toBe('The <mark>model</mark> of the year');
