@@ -24,8 +24,8 @@ export function queryStems(text: string): Set<string> {
 }
 
 /**
- * Stems of words seen in rows, kept: snippets and heading weights stem every word of the rows they read, and the same
- * words recur. A plain map, started over when it holds STEMS_KEPT words so that its memory stays bounded: a
+ * Stems of words seen in rows, kept, for everything that stems a row's words (snippets, heading weights, relevance
+ * feedback, the counted words of row-words.ts): the same words recur. A plain map, started over when it holds STEMS_KEPT words so that its memory stays bounded: a
  * least-recently-used cache's bookkeeping on every word of ten rows' snippets and a hundred rows' headings was 0.7 ms
  * of each search (a CPU profile of 400 verbose searches, docs/benchmarks.md), more than the stemming it saves.
  */

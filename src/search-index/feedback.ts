@@ -21,11 +21,9 @@ import { headOf, stemOfFolded } from './analyzer.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, isModelWord, type RowWords, type SpaceWords } from './row-words.js';
-
-export { FEEDBACK_TEXT_CHARS } from './row-words.js';
 import type { TextStatistics } from './vocabulary.js';
 
-const stem = stemOfFolded;
+export { FEEDBACK_TEXT_CHARS } from './row-words.js';
 
 export interface FeedbackSettings {
   /** Best rows of the first ranking taken as relevant. */
@@ -57,10 +55,10 @@ export interface RelevanceModel {
 
 /**
  * RM3's relevance model of `query` from its first ranking's best rows (`feedback`, best first, each with its text
- * and score; or with its words counted already, row-words.ts, which give the same model). Each stem is spelled as the word that spells it most often (the query's own word for a query stem),
- * since the index stems what it is given. Ties break by stem, so a model is the same every time.
+ * and score; or with its words counted already, row-words.ts, which give the same model). Each stem is spelled as
+ * the word that spells it most often (the query's own word for a query stem), since the index stems what it is given. Ties break by stem, so a model is the same every time.
  */
-export function relevanceModel(query: string, feedback: Array<{ text: string | RowWords; score: number }>, settings: FeedbackSettings = RM3, stems: WordStems = new WordStems()): RelevanceModel {
+export function relevanceModel(query: string, feedback: Array<{ text: string | RowWords; score: number }>, settings: FeedbackSettings = RM3): RelevanceModel {
   const original = new Map<string, number>();
   /** How each stem is written, the query's own spelling first (MAX_SAFE_INTEGER), for the stems kept. */
   const spelling = new Map<string, Map<string, number>>();
@@ -70,8 +68,8 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
     spelling.set(s, words);
   };
   eachFoldedWord(query, (folded) => {
-    const s = stems.of(folded);
-    if (s === '') return;
+    if (isFoldedStopWord(folded)) return;
+    const s = stemOfFolded(folded);
     original.set(s, (original.get(s) ?? 0) + 1);
     spell(s, folded, Number.MAX_SAFE_INTEGER);
   });
@@ -82,7 +80,7 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
   if (queryLength > 0) {
     for (const row of feedback.slice(0, settings.docs)) {
       if (!(row.score > 0)) continue;
-      const words = typeof row.text === 'string' ? modelWordsOfText(row.text, stems) : modelWordsOf(row.text);
+      const words = typeof row.text === 'string' ? modelWordsOfText(row.text) : modelWordsOf(row.text);
       const counts = new Map<string, number>();
       let length = 0;
       for (const { stem: s, n } of words) {
@@ -109,12 +107,12 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
 /** A row's words the model may add, as written, with their stems and counts, in order of first occurrence. */
 type ModelWords = Array<{ folded: string; stem: string; n: number }>;
 
-function modelWordsOfText(text: string, stems: WordStems): ModelWords {
+function modelWordsOfText(text: string): ModelWords {
   // Each word counted as written first: the stems and filters then run once per distinct word.
   const written = new Map<string, number>();
   eachFoldedWord(text, (folded) => written.set(folded, (written.get(folded) ?? 0) + 1));
   const words: ModelWords = [];
-  for (const [folded, n] of written) if (isModelWord(folded)) words.push({ folded, stem: stems.of(folded), n });
+  for (const [folded, n] of written) if (isModelWord(folded)) words.push({ folded, stem: stemOfFolded(folded), n });
   return words;
 }
 
@@ -127,24 +125,6 @@ function modelWordsOf(row: RowWords): ModelWords {
   }
   return words;
 }
-
-/**
- * Each folded word's stem, '' for a stop word. Rows repeat their words from search to search, and a plain map costs
- * a fraction of the shared least-recently-used cache's bookkeeping on words read this often; it starts over when it
- * holds STEMS_KEPT words, so its memory stays bounded.
- */
-export class WordStems {
-  of(folded: string): string {
-    let found = knownStems.get(folded);
-    if (found === undefined) {
-      if (knownStems.size >= STEMS_KEPT) knownStems.clear();
-      knownStems.set(folded, (found = isFoldedStopWord(folded) ? '' : stem(folded)));
-    }
-    return found;
-  }
-}
-const STEMS_KEPT = 50_000;
-const knownStems = new Map<string, string>();
 
 function spelledAs(words: Map<string, number>): string {
   let best = '';
@@ -220,9 +200,8 @@ export async function rerankWithFeedback(
   feedback: IndexHit[] = ranked,
 ): Promise<IndexHit[]> {
   const best = feedback.slice(0, settings.docs).filter((hit) => texts.has(hit.rid));
-  const stems = new WordStems();
   // A row's share of each word is the same in its first FEEDBACK_TEXT_CHARS as in all of it, as far as a sample tells.
-  const model = relevanceModel(query, best.map((hit) => ({ text: sampleOf(texts.get(hit.rid)!), score: hit.score })), settings, stems);
+  const model = relevanceModel(query, best.map((hit) => ({ text: sampleOf(texts.get(hit.rid)!), score: hit.score })), settings);
   if (model.queryLength === 0 || model.terms.length === 0) return ranked.map((hit) => ({ ...hit }));
   const stats = statistics(model.terms.map((t) => t.stem));
   // Each word's weight in the expanded query times its idf (Lucene's, as the index's BM25).
@@ -245,7 +224,7 @@ export async function rerankWithFeedback(
       out.push({ ...hit, score: text === undefined ? score : score + wordsScore(text, weightOf, averageWords, weighted) });
       continue;
     }
-    out.push({ ...hit, score: score + feedbackScore(text, weightOf, averageWords, stems, heads) });
+    out.push({ ...hit, score: score + feedbackScore(text, weightOf, averageWords, heads) });
     // Reading the rows' text is Quarry's own work, in the server's one thread: other requests go on between slices.
     if ((read += Math.min(text.length, FEEDBACK_TEXT_CHARS)) >= FEEDBACK_YIELD_CHARS) {
       read = 0;
@@ -314,13 +293,13 @@ const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
  * cut out, lower-cased and stemmed. A word holding other characters (accents, dashes) is folded as the index folds it
  * (eachFoldedWord's way). The words counted and the score are those of reading every word as eachFoldedWord cuts it.
  */
-function feedbackScore(text: string, weightOf: Map<string, number>, averageWords: number, stems: WordStems, heads: Set<number>): number {
+function feedbackScore(text: string, weightOf: Map<string, number>, averageWords: number, heads: Set<number>): number {
   const frequency = new Map<string, number>();
   let length = 0;
   const sample = text.length > FEEDBACK_TEXT_CHARS ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
   const scale = text.length / Math.max(1, sample.length);
   const countStem = (folded: string) => {
-    const stemmed = stems.of(folded);
+    const stemmed = stemOfFolded(folded);
     if (weightOf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
   };
   const countFolded = (folded: string) => {

@@ -17,7 +17,6 @@ import type { HeadingStatistics } from './vocabulary.js';
 const K1 = 1.2;
 const B = 0.75;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-const ASCII = /^[\x00-\x7f]*$/;
 
 /** Scores headings for one query: built once per search from the query's stems and the space's statistics. */
 export class HeadingScorer {
@@ -45,7 +44,7 @@ export class HeadingScorer {
     const frequency = new Map<string, number>();
     let length = 0;
     for (const [raw] of heading.matchAll(WORD)) {
-      const folded = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
+      const folded = foldWord(raw);
       if (folded === '' || isFoldedStopWord(folded)) continue;
       length += 1;
       if (!this.may(folded)) continue;

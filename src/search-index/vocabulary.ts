@@ -280,7 +280,7 @@ export class VocabularyBuilder {
   constructor(private readonly maxTokenBytes: number) {}
 
   private fold(raw: string): string | null {
-    const word = ASCII.test(raw) ? raw.toLowerCase() : foldWord(raw);
+    const word = foldWord(raw);
     if (word === '' || (word.length * 3 > this.maxTokenBytes && Buffer.byteLength(word) > this.maxTokenBytes)) return null;
     return word;
   }
