@@ -3,7 +3,7 @@
  * are cut from), fields (what a result shows) and hashes that let a sync skip unchanged rows. Reading the source is
  * here too: keyset pages in primary key order, so a resumed sync reads on where it stopped.
  */
-import { createHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
 import { boundedValue, MAX_RESULT_FIELD_CHARS, MAX_SEARCHED_TEXT_CHARS, valueBytes, type SqlExecutor, type TableSchema } from '../connectors/index.js';
 import { filterValue, type IndexedColumn } from './filter-columns.js';
 import type { IndexRow } from './index-store.js';
@@ -78,7 +78,8 @@ function textOf(value: unknown): string {
   return String(value);
 }
 
-const shortHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 22);
+/** SHA-256, in the one-shot call: a Hash object per call cost a 100,000-row sync about half a second more. */
+const shortHash = (text: string): string => oneShotHash('sha256', text, 'base64url').slice(0, 22);
 
 /** The index's id of a row: its table (`src`) and primary key, hashed into the index's safe id alphabet. */
 export function rowId(src: string, pkJson: string): string {

@@ -23,6 +23,7 @@ import type { Table as ArrowTable } from 'apache-arrow';
 import type { Logger } from '../lib/logger.js';
 import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
+import { rowsTable } from './arrow-rows.js';
 import { ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 import { countRowWords, type RowWords } from './row-words.js';
@@ -679,15 +680,21 @@ export class IndexSpace {
   /** Inserts new rows and replaces changed ones, by rid. */
   async upsert(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const data = records(rows);
-    await this.writes.runExclusive(() => this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data));
+    await this.writes.runExclusive(async () => {
+      const data = await this.arrowRows(rows);
+      await this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
+    });
   }
 
   /** Appends rows known to be new (a table's first sync): no lookup of rows to replace. */
   async append(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const data = records(rows);
-    await this.writes.runExclusive(() => this.table.add(data));
+    await this.writes.runExclusive(async () => this.table.add(await this.arrowRows(rows)));
+  }
+
+  /** Rows as Arrow of the table's schema now (a write holds `writes`, so no column is added meanwhile). */
+  private async arrowRows(rows: IndexRow[]): Promise<ArrowTable> {
+    return rowsTable(await loadLance(), await this.table.schema(), records(rows));
   }
 
   async deleteRows(rids: string[]): Promise<void> {
