@@ -132,6 +132,24 @@ describe.each([
     expect(strict.filter((answer) => answer.startsWith('405')).length).toBeGreaterThan(many);
   });
 
+  it('when a request is parsed twice against its operation, then the second parse is the first, equal to the library\'s; another request object is parsed anew', () => {
+    const requests = matchingRequests(definition, root, ignoreTrailingSlashes).map((req) => ({ ...req, query: 'limit=5&tags=a', headers: { 'X-Trace': 't', cookie: 'a=1' } }));
+    let parsed = 0;
+    for (const req of requests) {
+      const operation = table.matchOperation(req);
+      if (!operation) continue;
+      parsed += 1;
+      const first = table.parseRequest(req, operation);
+      expect(table.parseRequest(req, operation)).toBe(first);
+      expect(first).toEqual(library.parseRequest(req, operation));
+      const copy = { ...req };
+      expect(table.parseRequest(copy, operation)).not.toBe(first);
+      expect(table.parseRequest(copy, operation)).toEqual(first);
+      expect(table.parseRequest(req)).toEqual(library.parseRequest(req));
+    }
+    expect(parsed).toBeGreaterThan(many);
+  });
+
   it('when the operations are listed or looked up by operationId, then they are the library\'s', () => {
     expect(table.getOperations()).toEqual(library.getOperations());
     for (const operation of library.getOperations()) expect(table.getOperation(operation.operationId!)).toEqual(operation);
