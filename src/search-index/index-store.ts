@@ -27,6 +27,7 @@ import { rowsTable } from './arrow-rows.js';
 import { ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 import { countRowWords, type RowWords } from './row-words.js';
+import { buildPostings, TextPostings } from './postings.js';
 
 /** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
 export const MAX_TOKEN_BYTES = 40;
@@ -305,16 +306,33 @@ function hitsFromMemory(
   asked: { text?: boolean; words?: boolean; rows?: boolean },
   heading?: HeadingScorer,
 ): IndexHit[] | null {
-  const words = asked.words ? rows.words : null;
-  const withText = asked.text || (asked.words && !words);
   const ids = table.getChild('_rowid')?.toArray() as BigUint64Array | undefined;
   const scores = table.getChild('_score')?.toArray() as ArrayLike<number> | undefined;
   if (!ids || !scores) return null;
-  const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
-  const found: IndexHit[] = [];
+  const places = new Uint32Array(ids.length);
   for (let i = 0; i < ids.length; i++) {
     const at = rows.indexOf(ids[i]!);
     if (at < 0) return null;
+    places[i] = at;
+  }
+  const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
+  return hitsAt(places, scores, rows, values, asked, heading);
+}
+
+/** The hits at these places of the version's rows, with these scores (and these columns' values, in the same order). */
+function hitsAt(
+  places: ArrayLike<number>,
+  scores: ArrayLike<number>,
+  rows: VersionRows,
+  values: ReadonlyArray<readonly [string, readonly unknown[]]>,
+  asked: { text?: boolean; words?: boolean; rows?: boolean },
+  heading?: HeadingScorer,
+): IndexHit[] {
+  const words = asked.words ? rows.words : null;
+  const withText = asked.text || (asked.words && !words);
+  const found: IndexHit[] = [];
+  for (let i = 0; i < places.length; i++) {
+    const at = places[i]!;
     const hit: IndexHit = { rid: rows.value('rid', at) ?? '', src: rows.value('src', at) ?? '', score: Number(scores[i]) };
     if (heading) hit.score += HEADING_BOOST * heading.score(rows.value('head', at));
     if (values.length > 0) hit.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
@@ -449,6 +467,20 @@ export class IndexStore {
         this.options.logger?.info(
           { space: name, version, words: words.words.folded.length, megabytes: Math.round(words.bytes / 1048576), ms: Date.now() - counting },
           'index row words counted',
+        );
+        // Then the postings of the rows' text, from the words counted (postings.ts), within what the budget leaves.
+        const indexing = Date.now();
+        const postings = await buildPostings(words, read, MAX_TOKEN_BYTES);
+        if (current.ready !== read) return;
+        if (!postings || read.bytes + postings.bytes > budget) {
+          this.options.logger?.info({ space: name, version, built: postings !== null, budgetMb: budget / 1048576 }, 'index postings not held in memory');
+          return;
+        }
+        read.postings = postings;
+        this.fitRows(current, budget);
+        this.options.logger?.info(
+          { space: name, version, rows: postings.documents, megabytes: Math.round(postings.bytes / 1048576), ms: Date.now() - indexing },
+          'index postings held in memory',
         );
       } finally {
         current.nextBuildAt = Date.now() + 4 * (Date.now() - started);
@@ -856,8 +888,17 @@ export class IndexSpace {
     const inMemory = await this.rowsNow();
     if (inMemory && (!headings || query.headingScorer)) {
       const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;
+      const asked = { text: query.withText, words: query.withWords, rows: query.withRows };
+      // Any of the words over whole tables, exactly as typed: ranked from the version's postings (postings.ts), the
+      // index's scores without asking it.
+      const { postings } = inMemory;
+      if (postings && fts === words && !query.fuzziness && !scope.where && (scope.columns?.length ?? 0) === 0) {
+        const ranked = postings.rank(TextPostings.stemsOf(query.words, MAX_TOKEN_BYTES), limit, scope.srcs);
+        const found = hitsAt(ranked.places, ranked.scores, inMemory, [], asked, scorer);
+        return scorer ? found.sort((a, b) => b.score - a.score) : found;
+      }
       const ranked = await run(fts, ['_score', ...(scope.columns ?? [])], limit, true);
-      const found = hitsFromMemory(ranked, inMemory, scope.columns, { text: query.withText, words: query.withWords, rows: query.withRows }, scorer);
+      const found = hitsFromMemory(ranked, inMemory, scope.columns, asked, scorer);
       if (found) return scorer ? found.sort((a, b) => b.score - a.score) : found;
     }
     // One query: each ranked row's heading comes back with it and is weighed here (heading.ts).

@@ -16,6 +16,7 @@
  */
 
 import type { RowWordsTable } from './row-words.js';
+import type { TextPostings } from './postings.js';
 
 /** The columns kept: everything a natural search reads of its ranked rows and its page. */
 export const ROW_COLUMNS = ['rid', 'src', 'head', 'text', 'pk', 'fields'] as const;
@@ -50,6 +51,8 @@ const ROW_OVERHEAD = 13;
 export class VersionRows {
   /** Each row's words as relevance feedback reads them, once counted (after the rows are read); null until then. */
   words: RowWordsTable | null = null;
+  /** The rows' text as an inverted index (postings.ts), once built from the words; null until then, or never. */
+  postings: TextPostings | null = null;
 
   constructor(
     readonly version: number,
@@ -62,9 +65,9 @@ export class VersionRows {
     private readonly columnBytes: number,
   ) {}
 
-  /** Bytes held: the columns, and the rows' words once counted. */
+  /** Bytes held: the columns, and the rows' words and postings once counted. */
   get bytes(): number {
-    return this.columnBytes + (this.words?.bytes ?? 0);
+    return this.columnBytes + (this.words?.bytes ?? 0) + (this.postings?.bytes ?? 0);
   }
 
   get rows(): number {

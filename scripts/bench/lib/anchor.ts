@@ -131,20 +131,25 @@ const ROWS_HELD_TIMEOUT_MS = 300_000;
  * empty too, when it is made), and whether that version's words were counted since (null: not yet, or a checkout that
  * does not count them and `words` is false).
  */
-function heldState(output: string, words: boolean): string | null {
+function heldState(output: string, words: boolean, postings = false): string | null {
   let rows: { version: number; said: string } | null = null;
   let counted: string | null = null;
+  let indexed: string | null = null;
   for (const line of output.split('\n')) {
-    if (!line.startsWith('{') || !line.includes('"msg":"index row')) continue;
+    if (!line.startsWith('{') || !(line.includes('"msg":"index row') || line.includes('"msg":"index postings'))) continue;
     const entry = JSON.parse(line) as { msg: string; version?: number; rows?: number };
-    if (entry.msg === 'index rows too large to hold in memory') [rows, counted] = [{ version: entry.version!, said: 'rows too large to hold' }, 'no row words'];
-    else if (entry.msg === 'index rows held in memory' && (entry.rows ?? 0) > 0) [rows, counted] = [{ version: entry.version!, said: 'rows held' }, null];
+    if (entry.msg === 'index rows too large to hold in memory') [rows, counted, indexed] = [{ version: entry.version!, said: 'rows too large to hold' }, 'no row words', 'no postings'];
+    else if (entry.msg === 'index rows held in memory' && (entry.rows ?? 0) > 0) [rows, counted, indexed] = [{ version: entry.version!, said: 'rows held' }, null, null];
     else if (rows && entry.version === rows.version && entry.msg === 'index row words counted') counted = 'row words counted';
-    else if (rows && entry.version === rows.version && entry.msg === 'index row words too large to hold in memory') counted = 'row words too large to hold';
+    else if (rows && entry.version === rows.version && entry.msg === 'index row words too large to hold in memory') [counted, indexed] = ['row words too large to hold', 'no postings'];
+    else if (rows && entry.version === rows.version && entry.msg === 'index postings held in memory') indexed = 'postings held';
+    else if (rows && entry.version === rows.version && entry.msg === 'index postings not held in memory') indexed = 'postings not held';
   }
   if (!rows) return null;
   if (!words) return rows.said;
-  return counted ? `${rows.said}, ${counted}` : null;
+  if (!counted) return null;
+  if (!postings) return `${rows.said}, ${counted}`;
+  return indexed ? `${rows.said}, ${counted}, ${indexed}` : null;
 }
 
 interface Contender {
@@ -161,6 +166,8 @@ interface Contender {
   output?(): string;
   /** Whether its version counts its rows' words once held (row-words.ts), to wait for them too. */
   countsWords?: boolean;
+  /** Whether its version builds the postings of its rows once held (postings.ts), to wait for them too. */
+  buildsPostings?: boolean;
   stop(): Promise<void>;
 }
 
@@ -255,6 +262,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       output: () => server.output(),
       // A checkout that counts its rows' words (row-words.ts) is measured once they are counted, as a server that has run a while.
       countsWords: existsSync(join(cwd ?? process.cwd(), 'src/search-index/row-words.ts')),
+      buildsPostings: existsSync(join(cwd ?? process.cwd(), 'src/search-index/postings.ts')),
       async stop() {
         await server.stop();
         rmSync(dataDir, { recursive: true, force: true });
@@ -276,7 +284,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
 async function untilRowsHeld(contender: Contender, queries: string[][]): Promise<string> {
   const started = performance.now();
   for (let i = 0; performance.now() - started < ROWS_HELD_TIMEOUT_MS; i++) {
-    const said = heldState(contender.output?.() ?? '', contender.countsWords === true);
+    const said = heldState(contender.output?.() ?? '', contender.countsWords === true, contender.buildsPostings === true);
     if (said) return `${said} after ${((performance.now() - started) / 1000).toFixed(1)} s of searches`;
     await contender.search(queries[i % queries.length]!);
     await new Promise((resolve) => setTimeout(resolve, 100));
