@@ -13,6 +13,10 @@ const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
 export { isStopWord };
 
+/** BM25's parameters as the index scores with them (LanceDB's): what Quarry's own scoring in memory uses too. */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
 /** The stems of a text's words, stop words left out (the query's terms as the index sees them). */
 export function queryStems(text: string): Set<string> {
   const stems = new Set<string>();

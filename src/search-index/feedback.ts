@@ -17,7 +17,7 @@
  * Anserini also drops words found in more than a tenth of all documents; on Cranfield's odd half that filter ranked
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
-import { headOf, stemOfFolded } from './analyzer.js';
+import { BM25_B as B, BM25_K1 as K1, headOf, stemOfFolded } from './analyzer.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, isModelWord, type RowWords, type SpaceWords } from './row-words.js';
@@ -171,10 +171,6 @@ export async function rankWithFeedback(
 
 /** Characters read between two yields to other work (a millisecond or so). */
 const FEEDBACK_YIELD_CHARS = 64 * 1024;
-
-/** BM25's parameters, as the index scores (heading.ts). */
-const K1 = 1.2;
-const B = 0.75;
 
 /**
  * The rows the text ranking read (`ranked`, best first), scored again with RM3's expanded query, without asking the

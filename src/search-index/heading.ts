@@ -10,12 +10,10 @@
  * HeadingStatistics), so a page ranks as it did with the second query (test/integration/search-index-headings.test.ts
  * compares them), and exactly for every row read instead of only for those among the best headings.
  */
-import { mayStemTo, stemOfFolded } from './analyzer.js';
+import { BM25_B as B, BM25_K1 as K1, mayStemTo, stemOfFolded } from './analyzer.js';
 import { foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { HeadingStatistics } from './vocabulary.js';
 
-const K1 = 1.2;
-const B = 0.75;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
 /** Scores headings for one query: built once per search from the query's stems and the space's statistics. */

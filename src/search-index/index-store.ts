@@ -27,7 +27,8 @@ import { rowsTable } from './arrow-rows.js';
 import { ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 import { countRowWords, type RowWords } from './row-words.js';
-import { buildPostings, TextPostings } from './postings.js';
+import { buildPostings } from './postings.js';
+import { queryStems } from './analyzer.js';
 
 /** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
 export const MAX_TOKEN_BYTES = 40;
@@ -893,7 +894,7 @@ export class IndexSpace {
       // index's scores without asking it.
       const { postings } = inMemory;
       if (postings && fts === words && !query.fuzziness && !scope.where && (scope.columns?.length ?? 0) === 0) {
-        const ranked = postings.rank(TextPostings.stemsOf(query.words, MAX_TOKEN_BYTES), limit, scope.srcs);
+        const ranked = postings.rank([...queryStems(query.words)], limit, scope.srcs);
         const found = hitsAt(ranked.places, ranked.scores, inMemory, [], asked, scorer);
         return scorer ? found.sort((a, b) => b.score - a.score) : found;
       }

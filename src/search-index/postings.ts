@@ -17,13 +17,8 @@
  * another term than "engines" there; the postings read every word as Quarry's analyzer does everywhere else (folded,
  * then stemmed: snippets, typo checks, relevance feedback), so "engines" finds "Éngines" here.
  */
-import { eachFoldedWord, type RowWordsTable } from './row-words.js';
-import { stemOfFolded } from './analyzer.js';
-import { isFoldedStopWord } from '../search-core/stop-words.js';
-
-/** BM25's parameters, as the index scores (feedback.ts, heading.ts). */
-const K1 = 1.2;
-const B = 0.75;
+import type { RowWordsTable } from './row-words.js';
+import { BM25_B as B, BM25_K1 as K1 } from './analyzer.js';
 
 /** Rows handed to the builder between two yields to other work, and postings given their impact. */
 const BUILD_SLICE_ROWS = 5000;
@@ -65,15 +60,6 @@ export class TextPostings {
 
   get bytes(): number {
     return this.starts.byteLength + this.places.byteLength + this.impacts.byteLength + this.srcOf.byteLength + this.scratch.byteLength + this.touched.byteLength;
-  }
-
-  /** The stems of a query's words as the index reads them: folded, stop words and over-long words left out, each once. */
-  static stemsOf(words: string, maxTokenBytes: number): string[] {
-    const stems = new Set<string>();
-    eachFoldedWord(words, (folded) => {
-      if (!isFoldedStopWord(folded) && !tooLong(folded, maxTokenBytes)) stems.add(stemOfFolded(folded));
-    });
-    return [...stems];
   }
 
   /**

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLance } from '../../../src/search-index/lance.js';
 import { MAX_TOKEN_BYTES } from '../../../src/search-index/index-store.js';
-import { buildPostings, TextPostings } from '../../../src/search-index/postings.js';
+import { queryStems } from '../../../src/search-index/analyzer.js';
+import { buildPostings, type TextPostings } from '../../../src/search-index/postings.js';
 import { FEEDBACK_TEXT_CHARS, RowWordsBuilder } from '../../../src/search-index/row-words.js';
 
 const WORDS = ['harbor', 'harbors', 'engine', 'engines', 'forest', 'market', 'copper', 'signal', 'meadow', 'valley', 'bridge', 'lantern', 'kettle', 'boiling', 'river'];
@@ -58,7 +59,7 @@ async function indexRanking(words: string, limit: number, srcs: string[] | null 
 }
 
 function postingsRanking(words: string, limit: number, srcs: string[] | null = null) {
-  const ranked = postings.rank(TextPostings.stemsOf(words, MAX_TOKEN_BYTES), limit, srcs);
+  const ranked = postings.rank([...queryStems(words)], limit, srcs);
   return [...ranked.places].map((place, i) => ({ id: place, score: ranked.scores[i]! }));
 }
 
@@ -106,7 +107,7 @@ describe('TextPostings', () => {
     const builder = new RowWordsBuilder();
     for (const text of accented) builder.add(text);
     const held = (await buildPostings(builder.finish(), { rows: accented.length, value: (column, place) => (column === 'text' ? accented[place]! : 'itb_a') }, MAX_TOKEN_BYTES))!;
-    const found = (words: string) => [...held.rank(TextPostings.stemsOf(words, MAX_TOKEN_BYTES), 10).places].sort();
+    const found = (words: string) => [...held.rank([...queryStems(words)], 10).places].sort();
     expect(found('engines')).toEqual([0, 1]);
     expect(found('éngine')).toEqual([0, 1]);
     expect(found('cafe')).toEqual([2, 3]);
