@@ -74,34 +74,101 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
     spell(s, folded, Number.MAX_SAFE_INTEGER);
   });
   const queryLength = [...original.values()].reduce((sum, n) => sum + n, 0);
-  const model = new Map<string, number>();
-  /** Each feedback row's usable words as written, with their stems and counts (for the spelling of the kept stems). */
-  const rows: Array<Array<{ folded: string; stem: string; n: number }>> = [];
-  if (queryLength > 0) {
-    for (const row of feedback.slice(0, settings.docs)) {
-      if (!(row.score > 0)) continue;
-      const words = typeof row.text === 'string' ? modelWordsOfText(row.text) : modelWordsOf(row.text);
-      const counts = new Map<string, number>();
-      let length = 0;
-      for (const { stem: s, n } of words) {
-        counts.set(s, (counts.get(s) ?? 0) + n);
-        length += n;
-      }
-      rows.push(words);
-      for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (row.score * n) / length);
-    }
-  }
-  const kept = [...model].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, settings.terms);
-  const keptStems = new Set(kept.map(([s]) => s));
-  for (const words of rows) {
-    for (const { folded, stem: s, n } of words) if (keptStems.has(s)) spell(s, folded, n);
-  }
+  const used = queryLength > 0 ? feedback.slice(0, settings.docs).filter((row) => row.score > 0) : [];
+  const space = countedWordsOf(used);
+  // The rows' words counted already (row-words.ts), all of one version: the model is summed by stem id.
+  const kept = space ? modelByStemId(space, used as Array<{ text: RowWords; score: number }>, settings.terms, spell) : modelByStem(used, settings.terms, spell);
   const mass = kept.reduce((sum, [, p]) => sum + p, 0);
   return {
     terms: kept.map(([s, p]) => ({ word: spelledAs(spelling.get(s)!), weight: p / mass, stem: s })),
     queryLength,
     original: [...original].map(([s, n]) => ({ word: spelledAs(spelling.get(s)!), weight: n })),
   };
+}
+
+type Spell = (stem: string, folded: string, weight: number) => void;
+
+/**
+ * The model's `terms` best stems from rows of text (or words of several versions), with their weight: each row adds
+ * score * tf / |d| per stem; ties go by stem. The kept stems' spellings in those rows go to `spell`.
+ */
+function modelByStem(rows: Array<{ text: string | RowWords; score: number }>, terms: number, spell: Spell): Array<[string, number]> {
+  const model = new Map<string, number>();
+  /** Each feedback row's usable words as written, with their stems and counts (for the spelling of the kept stems). */
+  const read: ModelWords[] = [];
+  for (const row of rows) {
+    const words = typeof row.text === 'string' ? modelWordsOfText(row.text) : modelWordsOf(row.text);
+    const counts = new Map<string, number>();
+    let length = 0;
+    for (const { stem: s, n } of words) {
+      counts.set(s, (counts.get(s) ?? 0) + n);
+      length += n;
+    }
+    read.push(words);
+    for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (row.score * n) / length);
+  }
+  const kept = bestOf(model, terms, (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const keptStems = new Set(kept.map(([s]) => s));
+  for (const words of read) {
+    for (const { folded, stem: s, n } of words) if (keptStems.has(s)) spell(s, folded, n);
+  }
+  return kept;
+}
+
+/**
+ * The first `k` of `items` in the order `before` (a total order: as sorting them all and keeping `k`), kept in a
+ * sorted list of `k`: a model has about a thousand stems and keeps ten, and sorting them all was a twentieth of a
+ * search's work.
+ */
+function bestOf<T>(items: Iterable<T>, k: number, before: (a: T, b: T) => number): T[] {
+  const best: T[] = [];
+  for (const item of items) {
+    if (best.length === k && (k === 0 || before(item, best[k - 1]!) >= 0)) continue;
+    let at = best.length;
+    while (at > 0 && before(item, best[at - 1]!) < 0) at--;
+    best.splice(at, 0, item);
+    if (best.length > k) best.pop();
+  }
+  return best;
+}
+
+/** The version's words every row was counted with, when all were and with the same; else null. */
+function countedWordsOf(rows: Array<{ text: string | RowWords }>): SpaceWords | null {
+  const first = rows[0]?.text;
+  if (first === undefined || typeof first === 'string') return null;
+  return rows.every((row) => typeof row.text !== 'string' && row.text.words === first.words) ? first.words : null;
+}
+
+/**
+ * modelByStem over rows whose words one version counted: the same sums in the same order, keyed by stem id, so a
+ * search's model costs no string per word of its feedback rows (it runs on every natural search, in the server's
+ * one thread); the kept stems alone are spelled.
+ */
+function modelByStemId(space: SpaceWords, rows: Array<{ text: RowWords; score: number }>, terms: number, spell: Spell): Array<[string, number]> {
+  const { stemOf, usable, stems, folded } = space;
+  const model = new Map<number, number>();
+  const counts = new Map<number, number>();
+  for (const { text: row, score } of rows) {
+    counts.clear();
+    let length = 0;
+    for (let i = 0; i < row.ids.length; i++) {
+      const id = row.ids[i]!;
+      if (!usable[id]) continue;
+      const s = stemOf[id]!;
+      counts.set(s, (counts.get(s) ?? 0) + row.counts[i]!);
+      length += row.counts[i]!;
+    }
+    for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (score * n) / length);
+  }
+  const kept = bestOf(model, terms, (a, b) => b[1] - a[1] || (stems[a[0]]! < stems[b[0]]! ? -1 : 1));
+  const keptIds = new Set(kept.map(([s]) => s));
+  for (const { text: row } of rows) {
+    for (let i = 0; i < row.ids.length; i++) {
+      const id = row.ids[i]!;
+      if (usable[id] && keptIds.has(stemOf[id]!)) spell(stems[stemOf[id]!]!, folded[id]!, row.counts[i]!);
+    }
+  }
+  return kept.map(([s, p]) => [stems[s]!, p]);
 }
 
 /** A row's words the model may add, as written, with their stems and counts, in order of first occurrence. */
@@ -235,31 +302,43 @@ function sampleOf(text: string | RowWords): string | RowWords {
   return typeof text === 'string' ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
 }
 
+/** The weighted stems of one version's words: by stem id, 0 or 1 + the stem's place in `stems`. */
+interface WeightedStems {
+  placeOf: Uint8Array | Uint32Array;
+  stems: string[];
+}
+
 /** The weighted stems by their ids in each version's words (found once per search and version). */
-function weightedStemIds(weightOf: Map<string, number>): (words: SpaceWords) => Map<number, string> {
-  const found = new Map<SpaceWords, Map<number, string>>();
+function weightedStemIds(weightOf: Map<string, number>): (words: SpaceWords) => WeightedStems {
+  const found = new Map<SpaceWords, WeightedStems>();
   return (words) => {
-    let ids = found.get(words);
-    if (!ids) {
-      ids = new Map();
+    let weighted = found.get(words);
+    if (!weighted) {
+      // A typed array over every stem of the version (some 20,000 at 100,000 articles): a row's hundred words are
+      // each looked up by index, where a map lookup per word was a tenth of a search's work.
+      const size = words.stems.length;
+      weighted = { placeOf: weightOf.size < 255 ? new Uint8Array(size) : new Uint32Array(size), stems: [] };
       for (const stemmed of weightOf.keys()) {
         const id = words.stemId(stemmed);
-        if (id !== undefined) ids.set(id, stemmed);
+        if (id !== undefined) weighted.placeOf[id] = weighted.stems.push(stemmed);
       }
-      found.set(words, ids);
+      found.set(words, weighted);
     }
-    return ids;
+    return weighted;
   };
 }
 
 /** feedbackScore of a row whose words are counted already: the same sum, in the same order, from its word ids. */
-function wordsScore(row: RowWords, weightOf: Map<string, number>, averageWords: number, weighted: (words: SpaceWords) => Map<number, string>): number {
-  const stemOfId = weighted(row.words);
+function wordsScore(row: RowWords, weightOf: Map<string, number>, averageWords: number, weighted: (words: SpaceWords) => WeightedStems): number {
+  const { placeOf, stems } = weighted(row.words);
   const frequency = new Map<string, number>();
-  if (stemOfId.size > 0) {
+  if (stems.length > 0) {
+    const { stemOf } = row.words;
     for (let i = 0; i < row.ids.length; i++) {
-      const stemmed = stemOfId.get(row.words.stemOf[row.ids[i]!]!);
-      if (stemmed !== undefined) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + row.counts[i]!);
+      const place = placeOf[stemOf[row.ids[i]!]!]!;
+      if (place === 0) continue;
+      const stemmed = stems[place - 1]!;
+      frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + row.counts[i]!);
     }
   }
   return bm25Sum(frequency, weightOf, row.length, row.scale, averageWords);

@@ -37,6 +37,23 @@ describe('relevanceModel', () => {
     expect(b.terms).toEqual(a.terms);
   });
 
+  it('when the rows hold many more words than the model keeps, then it keeps the first of them all ordered by weight and then by stem', () => {
+    // 300 words over 10 rows, many of equal weight: the best ten are those of the model that keeps every word.
+    const word = (i: number) => `w${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}q`;
+    const many = Array.from({ length: 10 }, (_, r) => ({
+      text: Array.from({ length: 60 }, (_, k) => word((r * 31 + k * k) % 300)).join(' '),
+      score: 10 - (r % 4),
+    }));
+    const every = relevanceModel('wing', many, { ...RM3, terms: 10_000 });
+    const ten = relevanceModel('wing', many, RM3);
+    expect(every.terms.length).toBeGreaterThan(100);
+    const mass = every.terms.slice(0, 10).reduce((sum, t) => sum + t.weight, 0);
+    expect(ten.terms.map((t) => t.stem)).toEqual(every.terms.slice(0, 10).map((t) => t.stem));
+    ten.terms.forEach((t, i) => expect(t.weight).toBeCloseTo(every.terms[i]!.weight / mass, 12));
+    const sorted = [...every.terms].sort((a, b) => b.weight - a.weight || (a.stem < b.stem ? -1 : 1));
+    expect(every.terms).toEqual(sorted);
+  });
+
   it('when only the best FEEDBACK.docs rows count, then a row past them adds nothing', () => {
     const model = relevanceModel('q', [{ text: 'alpha', score: 1 }, { text: 'omega', score: 1 }], { ...RM3, docs: 1 });
     expect(model.terms.map((t) => t.word)).toEqual(['alpha']);
