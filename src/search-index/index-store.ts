@@ -614,9 +614,13 @@ export class IndexSpace {
 
   /** The space's rows in memory for the version a search reads now, or null (read from the index). */
   private async rowsNow(): Promise<VersionRows | null> {
+    return this.cachedRows?.ready ? this.rowsOf(await this.table.version()) : null;
+  }
+
+  /** The rows held in memory when they are this version's, else null. */
+  private rowsOf(version: number): VersionRows | null {
     const ready = this.cachedRows?.ready;
-    if (!ready) return null;
-    return (await this.table.version()) === ready.version ? ready : null;
+    return ready?.version === version ? ready : null;
   }
 
   /** Resolves when the reading of the space's rows into memory under way (if any) is done. */
@@ -859,14 +863,27 @@ export class IndexSpace {
    */
   async searchText(query: TextQuery, scope: SearchScope, limit: number): Promise<IndexHit[]> {
     if (scope.srcs?.length === 0 || limit <= 0 || query.words.trim() === '') return [];
+    const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
+    const require = query.require?.filter((w) => w.trim() !== '') ?? [];
+    // The table's version is read once (a call into LanceDB's runtime): the rows held and the columns are that version's.
+    const version = await this.table.version();
+    const headings = query.headings === true && !query.fuzziness && (await this.columnNamesOf(version)).has('head');
+    const inMemory = this.rowsOf(version);
+    const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;
+    const asked = { text: query.withText, words: query.withWords, rows: query.withRows };
+    // Any of the words over whole tables, exactly as typed, with the version's rows held: ranked from its postings
+    // (postings.ts), the index's scores without asking it.
+    const plain = exclude.length === 0 && require.length === 0 && !query.fuzziness && !scope.where && (scope.columns?.length ?? 0) === 0;
+    if (inMemory?.postings && plain && (!headings || query.headingScorer)) {
+      const ranked = inMemory.postings.rank([...queryStems(query.words)], limit, scope.srcs);
+      const found = hitsAt(ranked.places, ranked.scores, inMemory, [], asked, scorer);
+      return scorer ? found.sort((a, b) => b.score - a.score) : found;
+    }
     const { lancedb } = await loadLance();
     const words = new lancedb.MatchQuery(query.words, 'text', {
       operator: lancedb.Operator.Or,
       ...(query.fuzziness ? { fuzziness: query.fuzziness, prefixLength: 0, maxExpansions: 50 } : {}),
     });
-    const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
-    const require = query.require?.filter((w) => w.trim() !== '') ?? [];
-    const headings = query.headings === true && !query.fuzziness && (await this.hasHeading());
     type Clause = [import('@lancedb/lancedb').Occur, import('@lancedb/lancedb').FullTextQuery];
     // Required words gate the rows, excluded ones drop them; the words match and rank over the whole text.
     const fts = exclude.length === 0 && require.length === 0
@@ -886,25 +903,13 @@ export class IndexSpace {
     const withText = query.withText === true || query.withWords === true;
     const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
     // With the version's rows in memory, the index is asked for row ids and scores alone.
-    const inMemory = await this.rowsNow();
     if (inMemory && (!headings || query.headingScorer)) {
-      const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;
-      const asked = { text: query.withText, words: query.withWords, rows: query.withRows };
-      // Any of the words over whole tables, exactly as typed: ranked from the version's postings (postings.ts), the
-      // index's scores without asking it.
-      const { postings } = inMemory;
-      if (postings && fts === words && !query.fuzziness && !scope.where && (scope.columns?.length ?? 0) === 0) {
-        const ranked = postings.rank([...queryStems(query.words)], limit, scope.srcs);
-        const found = hitsAt(ranked.places, ranked.scores, inMemory, [], asked, scorer);
-        return scorer ? found.sort((a, b) => b.score - a.score) : found;
-      }
       const ranked = await run(fts, ['_score', ...(scope.columns ?? [])], limit, true);
       const found = hitsFromMemory(ranked, inMemory, scope.columns, asked, scorer);
       if (found) return scorer ? found.sort((a, b) => b.score - a.score) : found;
     }
     // One query: each ranked row's heading comes back with it and is weighed here (heading.ts).
     if (headings && query.headingScorer) {
-      const scorer = query.headingScorer.matters ? query.headingScorer : undefined;
       const found = hits(await run(fts, scorer ? [...columns, 'head'] : columns), (raw) => raw, '_score', scope.columns, withText, scorer);
       return scorer ? found.sort((a, b) => b.score - a.score) : found;
     }
@@ -970,7 +975,11 @@ export class IndexSpace {
    * version or a later one, never of an older one.
    */
   private async columnNames(): Promise<ReadonlySet<string>> {
-    const version = await this.table.version();
+    return this.columnNamesOf(await this.table.version());
+  }
+
+  /** The column names of `version` or of a later one (read once per version, as columnNames). */
+  private async columnNamesOf(version: number): Promise<ReadonlySet<string>> {
     if (this.columnsOf?.version !== version) {
       this.columnsOf = { version, names: new Set((await this.table.schema()).fields.map((f) => f.name)) };
     }
