@@ -140,26 +140,36 @@ function countedWordsOf(rows: Array<{ text: string | RowWords }>): SpaceWords | 
 }
 
 /**
- * modelByStem over rows whose words one version counted: the same sums in the same order, keyed by stem id, so a
- * search's model costs no string per word of its feedback rows (it runs on every natural search, in the server's
- * one thread); the kept stems alone are spelled.
+ * modelByStem over rows whose words one version counted: the same sums in the same order, by stem id in typed arrays
+ * kept for the version (StemScratch), so a search's model costs no string and no map entry per word of its feedback
+ * rows (it runs on every natural search, in the server's one thread); the kept stems alone are spelled.
  */
 function modelByStemId(space: SpaceWords, rows: Array<{ text: RowWords; score: number }>, terms: number, spell: Spell): Array<[string, number]> {
   const { stemOf, usable, stems, folded } = space;
-  const model = new Map<number, number>();
-  const counts = new Map<number, number>();
+  const { weights, counts } = stemScratch(space);
+  /** The model's stems in the order first met, and one row's. */
+  const touched: number[] = [];
+  const inRow: number[] = [];
   for (const { text: row, score } of rows) {
-    counts.clear();
+    inRow.length = 0;
     let length = 0;
     for (let i = 0; i < row.ids.length; i++) {
       const id = row.ids[i]!;
       if (!usable[id]) continue;
       const s = stemOf[id]!;
-      counts.set(s, (counts.get(s) ?? 0) + row.counts[i]!);
+      if (counts[s] === 0) inRow.push(s);
+      counts[s] += row.counts[i]!;
       length += row.counts[i]!;
     }
-    for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (score * n) / length);
+    // Every row adds a positive weight: 0 is a stem not met yet.
+    for (const s of inRow) {
+      if (weights[s] === 0) touched.push(s);
+      weights[s] += (score * counts[s]!) / length;
+      counts[s] = 0;
+    }
   }
+  const model = touched.map((s): [number, number] => [s, weights[s]!]);
+  for (const s of touched) weights[s] = 0;
   const kept = bestOf(model, terms, (a, b) => b[1] - a[1] || (stems[a[0]]! < stems[b[0]]! ? -1 : 1));
   const keptIds = new Set(kept.map(([s]) => s));
   for (const { text: row } of rows) {
@@ -169,6 +179,20 @@ function modelByStemId(space: SpaceWords, rows: Array<{ text: RowWords; score: n
     }
   }
   return kept.map(([s, p]) => [stems[s]!, p]);
+}
+
+/**
+ * A weight and a count per stem of a version's words, all 0 between two uses: one search's model fills and clears them
+ * within one synchronous call, so the searches of a version share them.
+ */
+const scratchOf = new WeakMap<SpaceWords, { weights: Float64Array; counts: Uint32Array }>();
+function stemScratch(space: SpaceWords): { weights: Float64Array; counts: Uint32Array } {
+  let scratch = scratchOf.get(space);
+  if (!scratch || scratch.counts.length < space.stems.length) {
+    scratch = { weights: new Float64Array(space.stems.length), counts: new Uint32Array(space.stems.length) };
+    scratchOf.set(space, scratch);
+  }
+  return scratch;
 }
 
 /** A row's words the model may add, as written, with their stems and counts, in order of first occurrence. */
