@@ -345,6 +345,11 @@ function hitsAt(
   return found;
 }
 
+/** A space's column names as of the version they were read at (IndexSpace.columnNames); null until read. */
+interface ColumnsState {
+  of: { version: number; names: ReadonlySet<string> } | null;
+}
+
 export class IndexStore {
   private readonly tables = new Map<string, Promise<Table | null>>();
   /** The version of each space whose indexes were loaded into the index cache (object stores only). */
@@ -352,6 +357,7 @@ export class IndexStore {
   private readonly locks = new Map<string, Mutex>();
   private readonly vocabularies = new Map<string, VocabularyState>();
   private readonly rowStates = new Map<string, RowsState>();
+  private readonly columnStates = new Map<string, ColumnsState>();
   private readonly budget: VocabularyBudget = {
     maxTerms: VOCABULARY_MAX_TERMS,
     fit: (built) => {
@@ -421,7 +427,9 @@ export class IndexStore {
     if (!words) this.vocabularies.set(name, (words = noVocabulary()));
     if (isObjectStore(this.options.uri)) this.prewarm(name, opened);
     const rows = this.cacheRows(name, opened);
-    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows);
+    let columns = this.columnStates.get(name);
+    if (!columns) this.columnStates.set(name, (columns = { of: null }));
+    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns);
   }
 
   /**
@@ -545,6 +553,7 @@ export class IndexStore {
       if (!indexes.has('head')) await table.createIndex('head', { config: textIndex(lancedb) });
     });
     this.tables.delete(name);
+    this.columnStates.delete(name);
     return (await this.space(name))!;
   }
 
@@ -570,6 +579,7 @@ export class IndexStore {
       this.tables.delete(name);
       this.vocabularies.delete(name);
       this.rowStates.delete(name);
+      this.columnStates.delete(name);
       const connection = await this.connection();
       if ((await connection.tableNames()).includes(name)) await connection.dropTable(name);
     });
@@ -579,6 +589,7 @@ export class IndexStore {
     this.tables.clear();
     this.vocabularies.clear();
     this.rowStates.clear();
+    this.columnStates.clear();
     const connecting = this.connecting;
     this.connecting = null;
     if (connecting) (await connecting).close();
@@ -607,10 +618,12 @@ export class IndexSpace {
     readonly onObjectStore = false,
     /** The space's rows in memory (row-cache.ts); null: always read from the index. */
     private readonly cachedRows: RowsState | null = null,
+    /**
+     * The table's columns as of a version (columnNames), kept by the store for the space: a space is opened for each
+     * search, and decoding the schema again each time was a twentieth of a search's work.
+     */
+    private readonly columns: ColumnsState = { of: null },
   ) {}
-
-  /** The table's columns as of a version (columnNames). */
-  private columnsOf: { version: number; names: ReadonlySet<string> } | null = null;
 
   /** The space's rows in memory for the version a search reads now, or null (read from the index). */
   private async rowsNow(): Promise<VersionRows | null> {
@@ -980,9 +993,11 @@ export class IndexSpace {
 
   /** The column names of `version` or of a later one (read once per version, as columnNames). */
   private async columnNamesOf(version: number): Promise<ReadonlySet<string>> {
-    if (this.columnsOf?.version !== version) {
-      this.columnsOf = { version, names: new Set((await this.table.schema()).fields.map((f) => f.name)) };
+    let known = this.columns.of;
+    if (known?.version !== version) {
+      known = { version, names: new Set((await this.table.schema()).fields.map((f) => f.name)) };
+      this.columns.of = known;
     }
-    return this.columnsOf.names;
+    return known.names;
   }
 }
