@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TableSchema } from '../../../src/connectors/index.js';
 import { indexRowOf } from '../../../src/search-index/documents.js';
 import { IndexStore, isObjectStore, spaceName, type IndexRow, type IndexSpace } from '../../../src/search-index/index-store.js';
@@ -195,6 +195,30 @@ describe('headings', () => {
     expect(shallow!.rid).toBe(deep[0]!.rid);
     expect(weighed!.rid).toBe(deep[0]!.rid);
     expect(weighed!.score).toBeGreaterThan(shallow!.score);
+  }, SLOW);
+
+  it('when a space is opened for each search, then its columns are read once per version of it, not once per search', async () => {
+    const { lancedb } = await loadLance();
+    const { name, space } = await freshSpace();
+    await space.upsert(rows);
+    // The table class LanceDB opens: its schema() is what decoding the columns costs.
+    const opened = await (await lancedb.connect(dir)).openTable(name);
+    const schema = vi.spyOn(Object.getPrototypeOf(opened) as { schema(): Promise<unknown> }, 'schema');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const found = await (await store.space(name))!.searchText({ words: 'workshop', headings: true }, { srcs: ['src_h'] }, 10);
+        expect(found).toHaveLength(2);
+      }
+      expect(schema).toHaveBeenCalledTimes(1);
+      // A write makes a new version (whose columns the write itself may read): the searches after it read them at
+      // most once between them, and see the new row.
+      await space.upsert([article(3, 'Workshop', 'A third row')]);
+      schema.mockClear();
+      for (let i = 0; i < 3; i++) expect(await (await store.space(name))!.searchText({ words: 'workshop', headings: true }, { srcs: ['src_h'] }, 10)).toHaveLength(3);
+      expect(schema.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      schema.mockRestore();
+    }
   }, SLOW);
 
   it('when a space was made before rows had headings, then ensureSpace adds the heading column and its index, and search works on it', async () => {
