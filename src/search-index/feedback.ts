@@ -20,7 +20,7 @@
 import { BM25_B as B, BM25_K1 as K1, headOf, stemOfFolded } from './analyzer.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
-import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, isModelWord, type RowWords, type SpaceWords } from './row-words.js';
+import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, RowWordsBuilder, type RowWords, type SpaceWords } from './row-words.js';
 import type { TextStatistics } from './vocabulary.js';
 
 export { FEEDBACK_TEXT_CHARS } from './row-words.js';
@@ -55,7 +55,9 @@ export interface RelevanceModel {
 
 /**
  * RM3's relevance model of `query` from its first ranking's best rows (`feedback`, best first, each with its text
- * and score; or with its words counted already, row-words.ts, which give the same model). Each stem is spelled as
+ * and score; or with its words counted already, row-words.ts, which give the same model). A text is read to
+ * FEEDBACK_TEXT_CHARS, as a version's rows are counted: a row's share of each word is taken to be the same there as in
+ * all of it. Each stem is spelled as
  * the word that spells it most often (the query's own word for a query stem), since the index stems what it is given. Ties break by stem, so a model is the same every time.
  */
 export function relevanceModel(query: string, feedback: Array<{ text: string | RowWords; score: number }>, settings: FeedbackSettings = RM3): RelevanceModel {
@@ -75,9 +77,8 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
   });
   const queryLength = [...original.values()].reduce((sum, n) => sum + n, 0);
   const used = queryLength > 0 ? feedback.slice(0, settings.docs).filter((row) => row.score > 0) : [];
-  const space = countedWordsOf(used);
-  // The rows' words counted already (row-words.ts), all of one version: the model is summed by stem id.
-  const kept = space ? modelByStemId(space, used as Array<{ text: RowWords; score: number }>, settings.terms, spell) : modelByStem(used, settings.terms, spell);
+  const counted = countedUnderOneVersion(used);
+  const kept = modelByStemId(counted.space, counted.rows, settings.terms, spell);
   const mass = kept.reduce((sum, [, p]) => sum + p, 0);
   return {
     terms: kept.map(([s, p]) => ({ word: spelledAs(spelling.get(s)!), weight: p / mass, stem: s })),
@@ -87,33 +88,6 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
 }
 
 type Spell = (stem: string, folded: string, weight: number) => void;
-
-/**
- * The model's `terms` best stems from rows of text (or words of several versions), with their weight: each row adds
- * score * tf / |d| per stem; ties go by stem. The kept stems' spellings in those rows go to `spell`.
- */
-function modelByStem(rows: Array<{ text: string | RowWords; score: number }>, terms: number, spell: Spell): Array<[string, number]> {
-  const model = new Map<string, number>();
-  /** Each feedback row's usable words as written, with their stems and counts (for the spelling of the kept stems). */
-  const read: ModelWords[] = [];
-  for (const row of rows) {
-    const words = typeof row.text === 'string' ? modelWordsOfText(row.text) : modelWordsOf(row.text);
-    const counts = new Map<string, number>();
-    let length = 0;
-    for (const { stem: s, n } of words) {
-      counts.set(s, (counts.get(s) ?? 0) + n);
-      length += n;
-    }
-    read.push(words);
-    for (const [s, n] of counts) model.set(s, (model.get(s) ?? 0) + (row.score * n) / length);
-  }
-  const kept = bestOf(model, terms, (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  const keptStems = new Set(kept.map(([s]) => s));
-  for (const words of read) {
-    for (const { folded, stem: s, n } of words) if (keptStems.has(s)) spell(s, folded, n);
-  }
-  return kept;
-}
 
 /**
  * The first `k` of `items` in the order `before` (a total order: as sorting them all and keeping `k`), kept in a
@@ -132,17 +106,29 @@ function bestOf<T>(items: Iterable<T>, k: number, before: (a: T, b: T) => number
   return best;
 }
 
-/** The version's words every row was counted with, when all were and with the same; else null. */
-function countedWordsOf(rows: Array<{ text: string | RowWords }>): SpaceWords | null {
+/**
+ * The feedback rows' words under one version's ids: as they are when one version counted them all (the rows held in
+ * memory, row-words.ts), else counted here as a version counts them (a text read to FEEDBACK_TEXT_CHARS).
+ */
+function countedUnderOneVersion(rows: Array<{ text: string | RowWords; score: number }>): { space: SpaceWords; rows: Array<{ text: RowWords; score: number }> } {
   const first = rows[0]?.text;
-  if (first === undefined || typeof first === 'string') return null;
-  return rows.every((row) => typeof row.text !== 'string' && row.text.words === first.words) ? first.words : null;
+  if (first !== undefined && typeof first !== 'string' && rows.every((row) => typeof row.text !== 'string' && row.text.words === first.words)) {
+    return { space: first.words, rows: rows as Array<{ text: RowWords; score: number }> };
+  }
+  const builder = new RowWordsBuilder();
+  for (const row of rows) {
+    if (typeof row.text === 'string') builder.add(row.text);
+    else builder.addCounted(row.text);
+  }
+  const table = builder.finish();
+  return { space: table.words, rows: rows.map((row, place) => ({ text: table.at(place), score: row.score })) };
 }
 
 /**
- * modelByStem over rows whose words one version counted: the same sums in the same order, by stem id in typed arrays
- * kept for the version (StemScratch), so a search's model costs no string and no map entry per word of its feedback
- * rows (it runs on every natural search, in the server's one thread); the kept stems alone are spelled.
+ * The model's `terms` best stems from rows whose words one version counted, with their weight: each row adds
+ * score * tf / |d| per stem (|d| its words the model may add); ties go by stem. The kept stems' spellings in those
+ * rows go to `spell`. Summed by stem id in typed arrays kept for the version (stemScratch), so a search's model costs
+ * no string and no map entry per word of its feedback rows: it runs on every natural search, in the server's one thread.
  */
 function modelByStemId(space: SpaceWords, rows: Array<{ text: RowWords; score: number }>, terms: number, spell: Spell): Array<[string, number]> {
   const { stemOf, usable, stems, folded } = space;
@@ -193,28 +179,6 @@ function stemScratch(space: SpaceWords): { weights: Float64Array; counts: Uint32
     scratchOf.set(space, scratch);
   }
   return scratch;
-}
-
-/** A row's words the model may add, as written, with their stems and counts, in order of first occurrence. */
-type ModelWords = Array<{ folded: string; stem: string; n: number }>;
-
-function modelWordsOfText(text: string): ModelWords {
-  // Each word counted as written first: the stems and filters then run once per distinct word.
-  const written = new Map<string, number>();
-  eachFoldedWord(text, (folded) => written.set(folded, (written.get(folded) ?? 0) + 1));
-  const words: ModelWords = [];
-  for (const [folded, n] of written) if (isModelWord(folded)) words.push({ folded, stem: stemOfFolded(folded), n });
-  return words;
-}
-
-function modelWordsOf(row: RowWords): ModelWords {
-  const { folded, stemOf, stems, usable } = row.words;
-  const words: ModelWords = [];
-  for (let i = 0; i < row.ids.length; i++) {
-    const id = row.ids[i]!;
-    if (usable[id]) words.push({ folded: folded[id]!, stem: stems[stemOf[id]!]!, n: row.counts[i]! });
-  }
-  return words;
 }
 
 function spelledAs(words: Map<string, number>): string {

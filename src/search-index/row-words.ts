@@ -21,7 +21,7 @@ const WORD = /[\p{L}\p{M}\p{N}]+/gu;
  */
 export const FEEDBACK_TEXT_CHARS = 10_000;
 /** Words the model may add: at least two letters, not a bare number (Anserini's filter), and one the index keeps. */
-export const isModelWord = (folded: string) => folded.length >= 2 && folded.length <= 40 && !allDigits(folded) && !isFoldedStopWord(folded);
+const isModelWord = (folded: string) => folded.length >= 2 && folded.length <= 40 && !allDigits(folded) && !isFoldedStopWord(folded);
 
 function allDigits(word: string): boolean {
   for (let i = 0; i < word.length; i++) {
@@ -216,6 +216,17 @@ export class RowWordsBuilder {
     this.offsets.push(this.ids.length);
     this.lengths.push(length);
     this.scales.push(whole.length / Math.max(1, sample.length));
+  }
+
+  /** The next row as words counted under other ids (another version's): the same words, counts, length and scale. */
+  addCounted(row: RowWords): void {
+    for (let i = 0; i < row.ids.length; i++) {
+      this.ids.push(this.words.id(row.words.folded[row.ids[i]!]!));
+      this.counts.push(row.counts[i]!);
+    }
+    this.offsets.push(this.ids.length);
+    this.lengths.push(row.length);
+    this.scales.push(row.scale);
   }
 
   finish(): RowWordsTable {

@@ -44,6 +44,19 @@ describe('rows\' words counted once', () => {
     }
   });
 
+  it('when the rows come as text and as words two versions counted, then the model is that of their text', () => {
+    const words = counted();
+    const other = new RowWordsBuilder();
+    texts.slice(0, 10).forEach((text) => other.add(text));
+    const otherTable = other.finish();
+    for (const query of ['flutter wing', 'supersonic cones drag', 'café heat']) {
+      const fromText = relevanceModel(query, texts.slice(0, 10).map((text, i) => ({ text: (text ?? '').slice(0, FEEDBACK_TEXT_CHARS), score: 10 - i })), RM3);
+      // Rows 0-3 counted by one version, 4-6 by another (other ids for the same words), 7-9 as text.
+      const mixed = texts.slice(0, 10).map((text, i) => ({ text: i < 4 ? words.get(`r${i}`)! : i < 7 ? otherTable.at(i) : (text ?? ''), score: 10 - i }));
+      expect(relevanceModel(query, mixed, RM3), query).toEqual(fromText);
+    }
+  });
+
   it('when rows are scored again from their counted words, then every score and the order are those of their text, to the last bit', async () => {
     const words = counted();
     const ranked: IndexHit[] = texts.map((_, i) => ({ rid: `r${i}`, src: 't', score: 20 - i * 0.37 }));
