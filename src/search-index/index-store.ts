@@ -76,8 +76,11 @@ export interface IndexHit {
   text?: string;
   /** The row's words counted already (row-words.ts), when the query asked for them (withWords) and they are held. */
   words?: RowWords;
-  /** The row's primary key and stored fields (JSON), when the query asked for them (withRows). */
-  row?: { pk: string; fields: string };
+  /**
+   * The row's primary key and stored fields (JSON), when the query asked for them (withRows); a row held in memory
+   * decodes them when first read (row-cache.ts).
+   */
+  row?: { readonly pk: string; readonly fields: string };
 }
 
 /** A text query: words ranked by BM25 (any may match); `exclude` words keep a row out. */
@@ -334,12 +337,14 @@ function hitsAt(
   const found: IndexHit[] = [];
   for (let i = 0; i < places.length; i++) {
     const at = places[i]!;
-    const hit: IndexHit = { rid: rows.value('rid', at) ?? '', src: rows.value('src', at) ?? '', score: Number(scores[i]) };
+    // The postings know each row's table by number: one string fewer to decode per ranked row.
+    const src = rows.postings ? rows.postings.srcAt(at) : (rows.value('src', at) ?? '');
+    const hit: IndexHit = { rid: rows.value('rid', at) ?? '', src, score: Number(scores[i]) };
     if (heading) hit.score += HEADING_BOOST * heading.score(rows.value('head', at));
     if (values.length > 0) hit.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
     if (withText) hit.text = rows.value('text', at) ?? '';
     if (words) hit.words = words.at(at);
-    if (asked.rows) hit.row = { pk: rows.value('pk', at) ?? '{}', fields: rows.value('fields', at) ?? '{}' };
+    if (asked.rows) hit.row = rows.rowAt(at);
     found.push(hit);
   }
   return found;

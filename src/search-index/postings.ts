@@ -62,6 +62,11 @@ export class TextPostings {
     return this.starts.byteLength + this.places.byteLength + this.impacts.byteLength + this.srcOf.byteLength + this.scratch.byteLength + this.touched.byteLength;
   }
 
+  /** The table (`src`) of the row at `place`, without decoding the row's own copy of it. */
+  srcAt(place: number): string {
+    return this.srcs[this.srcOf[place]!]!;
+  }
+
   /**
    * The best `limit` rows holding any of `stems`, by BM25 (ties in no set order, as the index's); `srcs` narrows the
    * rows to these tables (null: every table of the space).

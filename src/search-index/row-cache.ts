@@ -88,6 +88,25 @@ export class VersionRows {
     return -1;
   }
 
+  /**
+   * The primary key and stored fields of the row at `at`, each decoded when first read: a search carries them with
+   * every row it ranks (101 for a page of 10), and only the page's rows are ever read.
+   */
+  rowAt(at: number): { readonly pk: string; readonly fields: string } {
+    const read = (column: 'pk' | 'fields') => this.value(column, at) ?? '{}';
+    let pk: string | undefined;
+    let fields: string | undefined;
+    // Getters of the object itself: spread, compared or serialised, it reads as the plain object it stands for.
+    return {
+      get pk() {
+        return (pk ??= read('pk'));
+      },
+      get fields() {
+        return (fields ??= read('fields'));
+      },
+    };
+  }
+
   value(column: RowColumn, at: number): string | null {
     const row = this.readAt ? this.readAt[at]! : at;
     const { chunks, chunkOf, starts, lengths, nulls } = this.columns[column];

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IndexHit, IndexSpace, IndexStore, SearchScope, TextQuery } from '../../../src/search-index/index-store.js';
+import { VersionRowsBuilder, type Utf8Data } from '../../../src/search-index/row-cache.js';
 import { COUNT_CAP, HEADING_DEPTH, hitDetails, HYBRID_DEPTH, MIN_SIMILARITY, RANK_DEPTH, searchIndex, type IndexedSource, type IndexSearchInput } from '../../../src/search-index/index-search.js';
 import { queryStems } from '../../../src/search-index/analyzer.js';
 import { HeadingScorer } from '../../../src/search-index/heading.js';
@@ -225,6 +226,20 @@ describe('hitDetails', () => {
     const carried: IndexHit = { rid: 'r0', src: 'itb_a', score: 1, row: { pk: '{"id":7}', fields: JSON.stringify({ id: 7, title: 'Kettles', body: 'Boil' }) } };
     const details = await hitDetails(fake.store, 'space_usr_1_test', [carried], sources, queryStems('kettle'));
     expect(details.get('r0')).toMatchObject({ primaryKey: { id: 7 }, snippet: '<mark>Kettles</mark>', matchedColumns: ['title'] });
+    expect(fake.opened()).toBe(0);
+  });
+
+  it('when a carried row is held in memory (its fields decoded only when read), then it is detailed as any other', async () => {
+    const fake = fakeStore([], [], []);
+    const builder = new VersionRowsBuilder();
+    const column = (value: string): Utf8Data[] => {
+      const bytes = Buffer.from(value);
+      return [{ values: bytes, valueOffsets: Int32Array.from([0, bytes.length]), offset: 0, length: 1, nullCount: 0, getValid: () => true }];
+    };
+    builder.addBatch(BigUint64Array.from([1n]), { pk: column('{"id":7}'), fields: column(JSON.stringify({ id: 7, title: 'Kettles', body: 'Boil' })) }, 1);
+    const held: IndexHit = { rid: 'r0', src: 'itb_a', score: 1, row: builder.finish(1).rowAt(0) };
+    const details = await hitDetails(fake.store, 'space_usr_1_test', [held], sources, queryStems('kettle'));
+    expect(details.get('r0')).toMatchObject({ primaryKey: { id: 7 }, fields: { id: 7, title: 'Kettles', body: 'Boil' }, snippet: '<mark>Kettles</mark>' });
     expect(fake.opened()).toBe(0);
   });
 

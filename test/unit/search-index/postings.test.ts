@@ -88,6 +88,10 @@ describe('TextPostings', () => {
     }
   });
 
+  it('when a ranked row\'s table is asked for, then it is the row\'s own src', () => {
+    for (let place = 0; place < ROWS.length; place++) expect(postings.srcAt(place)).toBe(srcOf(place));
+  });
+
   it('when a query holds no word the rows hold, or only stop words and over-long words, then nothing ranks', () => {
     expect(postingsRanking('zyzzyva', 10)).toEqual([]);
     expect(postingsRanking('the of and', 10)).toEqual([]);

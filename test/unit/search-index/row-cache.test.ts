@@ -39,4 +39,19 @@ describe('a version\'s rows in memory', () => {
     }
     expect(rows.bytes).toBeGreaterThan(0);
   });
+
+  it('when a row is carried with its stored fields, then they are decoded only when read, and once', () => {
+    const builder = new VersionRowsBuilder();
+    builder.addBatch(BigUint64Array.from([1n, 2n]), batch({ rid: ['a', 'b'], pk: ['{"id":1}', null], fields: ['{"x":"é"}', null] }), 2);
+    const rows = builder.finish(1);
+    const decoded: Array<[RowColumn, number]> = [];
+    const value = rows.value.bind(rows);
+    rows.value = (column, at) => (decoded.push([column, at]), value(column, at));
+    const [first, second] = [rows.rowAt(rows.indexOf(1n)), rows.rowAt(rows.indexOf(2n))];
+    expect(decoded).toEqual([]);
+    expect([first.pk, first.fields, first.pk]).toEqual(['{"id":1}', '{"x":"é"}', '{"id":1}']);
+    expect(decoded).toEqual([['pk', 0], ['fields', 0]]);
+    // A row without them reads as empty objects, as a row read from the index does.
+    expect([second.fields, second.pk]).toEqual(['{}', '{}']);
+  });
 });
