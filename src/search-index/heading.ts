@@ -11,10 +11,10 @@
  * compares them), and exactly for every row read instead of only for those among the best headings.
  */
 import { BM25_B as B, BM25_K1 as K1, mayStemTo, stemOfFolded } from './analyzer.js';
-import { foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
+import { isFoldedStopWord } from '../search-core/stop-words.js';
+import { eachFoldedWord } from './row-words.js';
 import type { HeadingStatistics } from './vocabulary.js';
 
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
 /** Scores headings for one query: built once per search from the query's stems and the space's statistics. */
 export class HeadingScorer {
@@ -39,16 +39,20 @@ export class HeadingScorer {
   /** The heading's BM25 score for the query (0 when it holds none of its stems). */
   score(heading: string | null | undefined): number {
     if (!heading || this.idf.size === 0) return 0;
-    const frequency = new Map<string, number>();
+    // Every ranked row's heading is read (a hundred per search): cut by character codes, as a row's words are
+    // (row-words.ts), and a map made only for a heading that holds a query stem.
+    let frequency = null as Map<string, number> | null;
     let length = 0;
-    for (const [raw] of heading.matchAll(WORD)) {
-      const folded = foldWord(raw);
-      if (folded === '' || isFoldedStopWord(folded)) continue;
+    eachFoldedWord(heading, (folded) => {
+      if (isFoldedStopWord(folded)) return;
       length += 1;
-      if (!this.may(folded)) continue;
+      if (!this.may(folded)) return;
       const stemmed = stemOfFolded(folded);
-      if (this.idf.has(stemmed)) frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
-    }
+      if (!this.idf.has(stemmed)) return;
+      frequency ??= new Map();
+      frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + 1);
+    });
+    if (frequency === null) return 0;
     let score = 0;
     const norm = K1 * (1 - B + B * (length / (this.statistics.averageWords || 1)));
     for (const [stemmed, tf] of frequency) score += this.idf.get(stemmed)! * ((tf * (K1 + 1)) / (tf + norm));
