@@ -236,6 +236,38 @@ describe('stream mode on MariaDB', () => {
     await run.consumer.stop();
   });
 
+  it('when the stream moves to another server of the topology (a failover: other log files and offsets), then it resumes from the stored executed GTIDs and loses no change', async () => {
+    const s = await setup('failover');
+    // MariaDB always has GTIDs: the start and every stored position carry the executed ones.
+    expect(s.from.gtidSet).toMatch(/^\d+-\d+-\d+/);
+    const first = await stream(s, await s.schema(), s.from);
+    await onMysql([`INSERT INTO ${s.tableName} VALUES (6, 'row 6 before the failover')`]);
+    await converged(s.tableName, s.src);
+    await expect.poll(() => first.saved.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await first.consumer.stop();
+    const last = first.saved.at(-1)!;
+    expect(last.gtidSet).toMatch(/^\d+-\d+-\d+/);
+    await onMysql([
+      `INSERT INTO ${s.tableName} VALUES (7, 'row 7 during the failover')`,
+      `UPDATE ${s.tableName} SET title = 'row 1 during the failover' WHERE id = 1`,
+      `DELETE FROM ${s.tableName} WHERE id = 2`,
+    ]);
+    // The new primary's logs have names and offsets of their own: the stored file is not on it.
+    const stored: BinlogPosition = { ...last, file: 'replica-bin.000042', position: 4 };
+    const resumed = await prepareBinlog(await binlogConnectionOptions(clientConfig), stored);
+    expect(resumed).toMatchObject({ fresh: false, lost: null, from: stored });
+    const second = await stream(s, await s.schema(), resumed.from);
+    await converged(s.tableName, s.src);
+    // Only the changes after the stored GTIDs come: nothing re-read in full, row 6 not written again.
+    expect(second.consumer.applied).toMatchObject({ written: 2, deleted: 1 });
+    expect(second.reconciled).toEqual([]);
+    // The positions it stores are this server's, with its executed GTIDs.
+    await expect.poll(() => second.saved.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(second.saved.at(-1)!.file).not.toBe('replica-bin.000042');
+    expect(second.saved.at(-1)!.gtidSet).toMatch(/^\d+-\d+-\d+/);
+    await second.consumer.stop();
+  });
+
   it('when the stored position names a log file the server no longer has, then the start says it is lost and begins at the current end', async () => {
     const stored: BinlogPosition = { file: 'mysql-bin.000000', position: 4, gtid: null };
     const start = await prepareBinlog(await binlogConnectionOptions(clientConfig), stored);

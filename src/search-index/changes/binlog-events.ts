@@ -8,20 +8,29 @@ import { keyValue } from '../documents.js';
 /**
  * A place in the server's binary log: the file and the offset after the last transaction written to the index, and
  * the GTID of that transaction when the server gives one (MariaDB: `domain-server-sequence`, always on; MySQL:
- * `uuid:number` when gtid_mode is ON). The stream resumes from file and offset; the GTID is kept to show and to find
- * the same place on another server of the topology by hand.
+ * `uuid:number` when gtid_mode is ON), shown in the index endpoint.
  */
 export interface BinlogPosition {
   file: string;
   position: number;
   gtid: string | null;
+  /**
+   * Every transaction the server had executed up to here, in its own form (MariaDB's GTID position `0-1-42,1-2-7`,
+   * MySQL's GTID set `uuid:1-42`), when known. A file and offset name a place on one server only; this names it on
+   * every server of the replication topology, so a stream resumes from it (the server finds the place itself) and
+   * follows a failover to a replica that has become the primary.
+   */
+  gtidSet?: string;
   /** The server answered that it no longer has this position: the next start reconciles (as for a purged file). */
   gone?: boolean;
 }
 
 /** The position as stored in the table's change cursor. */
 export function binlogCursor(position: BinlogPosition): string {
-  return JSON.stringify({ file: position.file, position: position.position, gtid: position.gtid, ...(position.gone ? { gone: true } : {}) });
+  return JSON.stringify({
+    file: position.file, position: position.position, gtid: position.gtid,
+    ...(position.gtidSet ? { gtidSet: position.gtidSet } : {}), ...(position.gone ? { gone: true } : {}),
+  });
 }
 
 /** A stored change cursor read back as a binlog position (null: none stored, or not a binlog position). */
@@ -34,9 +43,12 @@ export function parseBinlogCursor(cursor: string | null | undefined): BinlogPosi
     return null;
   }
   if (!value || typeof value !== 'object') return null;
-  const { file, position, gtid, gone } = value as Record<string, unknown>;
+  const { file, position, gtid, gtidSet, gone } = value as Record<string, unknown>;
   if (typeof file !== 'string' || file === '' || typeof position !== 'number' || !Number.isInteger(position) || position < 4) return null;
-  return { file, position, gtid: typeof gtid === 'string' && gtid !== '' ? gtid : null, ...(gone === true ? { gone: true } : {}) };
+  return {
+    file, position, gtid: typeof gtid === 'string' && gtid !== '' ? gtid : null,
+    ...(typeof gtidSet === 'string' && gtidSet !== '' ? { gtidSet } : {}), ...(gone === true ? { gone: true } : {}),
+  };
 }
 
 /**

@@ -4,9 +4,11 @@
  *
  * As on PostgreSQL, a change names a row, and the row is read again by its primary key with the bounded SELECT a
  * sync uses (a key the source no longer has is a delete). Changes are gathered over transactions and written in
- * batches; the position after the last transaction written (file and offset, with its GTID) is stored only once its
- * batch is in the index: a process that stops or dies is resumed from the stored position, and the transactions
- * after it come again (at-least-once), costing a read, not a write.
+ * batches; the position after the last transaction written (file and offset, with its GTID, and the server's executed
+ * GTIDs when known) is stored only once its batch is in the index: a process that stops or dies is resumed from the
+ * stored position, and the transactions after it come again (at-least-once), costing a read, not a write. A position
+ * with executed GTIDs is resumed by them, so a stream follows a failover to another server of the topology, whose
+ * log files have other names and offsets.
  *
  * The binary log carries no row for a TRUNCATE, and a column added or dropped changes every row's stored fields:
  * such a statement on a streamed table hands the table to a reconcile (a full sync). A stored position the server
@@ -116,17 +118,37 @@ export async function prepareBinlog(options: ConnectionOptions, stored: BinlogPo
     }
     const last = logs.at(-1);
     if (!last) throw new StreamError('STREAM_NOT_ALLOWED', 'The server lists no binary log file (SHOW BINARY LOGS is empty): check log_bin in its configuration.');
+    const executed = await executedGtids(query);
     if (stored && !stored.gone) {
+      // Executed GTIDs name the place on any server of the topology: the server finds it (or answers that its logs
+      // no longer hold it, and the stream ends with the position lost). A file and offset only on the server that wrote them.
+      if (stored.gtidSet && executed !== null) return { from: stored, fresh: false, lost: null };
       const kept = logs.find((log) => log.Log_name === stored.file);
       if (kept && stored.position <= Number(kept.File_size)) return { from: stored, fresh: false, lost: null };
     }
     const gtid = await query<{ gtid: unknown }>('SELECT @@gtid_binlog_pos AS gtid').then((rows) => (rows[0]?.gtid ? String(rows[0].gtid) : null), () => null);
-    const end: BinlogPosition = { file: last.Log_name, position: Number(last.File_size), gtid };
+    // Transactions between reading the logs and the GTIDs are in the reconcile that such a start runs: read twice at most.
+    const end: BinlogPosition = { file: last.Log_name, position: Number(last.File_size), gtid, ...(executed ? { gtidSet: executed } : {}) };
     // A stored file gone (purged), or a position past its end (a file of the same name made again): lost.
     return { from: end, fresh: stored === null, lost: stored };
   } finally {
     await connection.end().catch(() => undefined);
   }
+}
+
+/**
+ * The server's executed GTIDs in the form its replication protocol takes them (what the reader resumes from):
+ * MariaDB's GTID position (GTIDs are always on there), MySQL's GTID set when gtid_mode is ON; null otherwise.
+ */
+async function executedGtids(query: <R = Row>(sql: string) => Promise<R[]>): Promise<string | null> {
+  const [server] = await query<{ version: string }>('SELECT VERSION() AS version');
+  const sql = /mariadb/i.test(server?.version ?? '')
+    ? 'SELECT @@GLOBAL.gtid_current_pos AS executed'
+    : "SELECT IF(@@GLOBAL.gtid_mode = 'ON', @@GLOBAL.gtid_executed, NULL) AS executed";
+  const [row] = await query<{ executed: unknown }>(sql).catch(() => []);
+  // MySQL lists a long set over several lines.
+  const executed = typeof row?.executed === 'string' ? row.executed.replace(/\s/g, '') : '';
+  return executed === '' ? null : executed;
 }
 
 /** The binary log bytes the server wrote after `position` (binlogLagBytes), read with the stream's own account. */
@@ -172,7 +194,13 @@ export class BinlogChangeStream extends BatchedChangeStream {
   private readonly reader: ZongJi;
   private readonly byName = new Map<string, StreamedTable>();
   private received: BinlogPosition | null = null;
+  /** The position last stored. */
   private confirmed: BinlogPosition;
+  /**
+   * Whether `confirmed` is a place in this server's log. Not after a start from executed GTIDs, until this stream
+   * stores a position it read: the stored file and offset may be another server's (a failover), not comparable.
+   */
+  private confirmedHere: boolean;
   private keepalive: NodeJS.Timeout | null = null;
   private control: Promise<mysql.Connection> | null = null;
   readonly applied = { written: 0, deleted: 0, reconciled: 0 };
@@ -181,21 +209,24 @@ export class BinlogChangeStream extends BatchedChangeStream {
     super(run);
     for (const entry of run.tables) this.byName.set(entry.table.name, entry);
     this.confirmed = run.from;
+    this.confirmedHere = !run.from.gtidSet;
     this.reader = new ZongJi(run.connection);
     this.reader.on('binlog', (event: AnyBinlogEvent) => {
       // The reader's resume pair moves with each event: read it now, it is past this event when the task runs.
-      const at: BinlogPosition = { file: String(this.reader.options.filename), position: Number(this.reader.options.position), gtid: event.gtid ?? null };
+      // The executed GTIDs take in a transaction at its commit, before the commit's event comes here.
+      const executed = this.reader.gtidSet;
+      const at: BinlogPosition = { file: String(this.reader.options.filename), position: Number(this.reader.options.position), gtid: event.gtid ?? null, ...(executed ? { gtidSet: executed } : {}) };
       void this.batcher.run(() => this.onEvent(event, at));
     });
     this.reader.on('error', (error: Error) => this.batcher.end({ status: 'failed', error: binlogStreamError(error, String(run.connection.user)) }));
   }
 
-  /** Starts reading the log from the stored position. */
+  /** Starts reading the log from the stored position: by its executed GTIDs when known, else by file and offset. */
   start(): void {
+    const { from } = this.run;
     this.reader.start({
       serverId: this.run.serverId,
-      filename: this.run.from.file,
-      position: this.run.from.position,
+      ...(from.gtidSet ? { gtidSet: from.gtidSet } : { filename: from.file, position: from.position }),
       includeEvents: ['rotate', 'tablemap', 'writerows', 'updaterows', 'deleterows', 'xid', 'query'],
       includeSchema: { [this.run.schema]: [...this.byName.keys()] },
     });
@@ -226,12 +257,13 @@ export class BinlogChangeStream extends BatchedChangeStream {
     // The reader's own resume pair moves past every event it was sent, those of other tables included.
     const read = { file: String(this.reader.options.filename), position: Number(this.reader.options.position) };
     if (!end || this.batcher.size > 0 || compareBinlogPositions(read, { file: end.Log_name, position: Number(end.File_size) }) < 0) return;
-    const position = this.received && compareBinlogPositions(this.received, this.confirmed) > 0 ? this.received : this.confirmed;
+    const newer = this.received && this.after(this.received) ? this.received : null;
+    const position = newer ?? this.confirmed;
     if (!(await this.run.savePosition(position))) {
       this.batcher.end({ status: 'lost' });
       return;
     }
-    this.confirmed = position;
+    this.confirm(position, newer !== null);
   }
 
   private async onEvent(event: AnyBinlogEvent, at: BinlogPosition): Promise<void> {
@@ -269,6 +301,16 @@ export class BinlogChangeStream extends BatchedChangeStream {
     entry.table = table;
   }
 
+  /** Whether `position`, read from this server, is past the one last stored. */
+  private after(position: BinlogPosition): boolean {
+    return !this.confirmedHere || compareBinlogPositions(position, this.confirmed) > 0;
+  }
+
+  private confirm(position: BinlogPosition, readHere: boolean): void {
+    this.confirmed = position;
+    if (readHere) this.confirmedHere = true;
+  }
+
   private async committed(at: BinlogPosition): Promise<void> {
     if (!at.file || !(at.position > 0)) return;
     this.received = at;
@@ -290,11 +332,11 @@ export class BinlogChangeStream extends BatchedChangeStream {
     if (batch.written + batch.deleted > 0) await this.run.afterBatch?.(batch.written + batch.deleted);
     if (batch.touched.length > 0) this.run.onApplied?.(batch.touched);
     const position = this.received;
-    if (!position || compareBinlogPositions(position, this.confirmed) <= 0) return;
+    if (!position || !this.after(position)) return;
     if (!(await this.run.savePosition(position))) {
       this.batcher.end({ status: 'lost' });
       return;
     }
-    this.confirmed = position;
+    this.confirm(position, true);
   }
 }

@@ -19,11 +19,16 @@ describe('binlog positions', () => {
     expect(binlogLagBytes(logs, { file: 'mysql-bin.000003', position: 1547, gone: true })).toBeNull();
   });
 
-  it('when a position is stored and read back, then it is the same, GTID and the gone mark included', () => {
+  it('when a position is stored and read back, then it is the same, GTID, executed GTIDs and the gone mark included', () => {
     const position = { file: 'mysql-bin.000003', position: 1547, gtid: '0-1-42' };
     expect(parseBinlogCursor(binlogCursor(position))).toEqual(position);
     expect(parseBinlogCursor(binlogCursor({ ...position, gone: true }))).toEqual({ ...position, gone: true });
     expect(parseBinlogCursor(binlogCursor({ ...position, gtid: null }))).toEqual({ ...position, gtid: null });
+    // The executed GTIDs a stream resumes from, in either server's form; a position stored without them has none.
+    for (const gtidSet of ['0-1-42,1-2-7', '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-42']) {
+      expect(parseBinlogCursor(binlogCursor({ ...position, gtidSet }))).toEqual({ ...position, gtidSet });
+    }
+    expect(parseBinlogCursor(JSON.stringify({ ...position, gtidSet: '' }))).toEqual(position);
   });
 
   it('when the cursor is none, a PostgreSQL LSN or malformed, then no binlog position is read from it', () => {
