@@ -2,8 +2,8 @@
  * Stream mode on MariaDB: a table's inserts, updates and deletes reach the index through the server's row-based
  * binary log; a TRUNCATE and a column added or dropped hand the table to a reconcile; a stream stopped (or whose
  * process dies without letting go) is resumed by another reader from the stored position with no change lost, and
- * the changes it receives again write nothing twice. A stored position the server no longer has is reported as
- * lost. Each case ends with the index equal to the source row by row. Needs MariaDB with log_bin and
+ * the changes it receives again write nothing twice. A stream moved to another server of the topology (a failover)
+ * resumes from the stored executed GTIDs. A stored position the server no longer has is reported as lost. Each case ends with the index equal to the source row by row. Needs MariaDB with log_bin and
  * binlog_format=ROW (.ci/run sets them); a missing service fails the test.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -266,6 +266,15 @@ describe('stream mode on MariaDB', () => {
     expect(second.saved.at(-1)!.file).not.toBe('replica-bin.000042');
     expect(second.saved.at(-1)!.gtidSet).toMatch(/^\d+-\d+-\d+/);
     await second.consumer.stop();
+  });
+
+  it('when the stored executed GTIDs are not in the server\'s logs (purged, or another topology), then the stream ends with its position lost', async () => {
+    const s = await setup('gtid_lost');
+    const run = await stream(s, await s.schema(), { ...s.from, gtidSet: '0-999-99999' });
+    const end = await run.consumer.done;
+    expect(end.status).toBe('failed');
+    expect(end.status === 'failed' && end.error).toMatchObject({ code: 'STREAM_POSITION_LOST' });
+    expect(run.saved).toEqual([]);
   });
 
   it('when the stored position names a log file the server no longer has, then the start says it is lost and begins at the current end', async () => {
