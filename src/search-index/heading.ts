@@ -15,7 +15,6 @@ import { isFoldedStopWord } from '../search-core/stop-words.js';
 import { eachFoldedWord } from './row-words.js';
 import type { HeadingStatistics } from './vocabulary.js';
 
-
 /** Scores headings for one query: built once per search from the query's stems and the space's statistics. */
 export class HeadingScorer {
   /** Each query stem's idf (stems no heading holds are left out: they add nothing). */
