@@ -57,8 +57,8 @@ export interface RelevanceModel {
  * RM3's relevance model of `query` from its first ranking's best rows (`feedback`, best first, each with its text
  * and score; or with its words counted already, row-words.ts, which give the same model). A text is read to
  * FEEDBACK_TEXT_CHARS, as a version's rows are counted: a row's share of each word is taken to be the same there as in
- * all of it. Each stem is spelled as
- * the word that spells it most often (the query's own word for a query stem), since the index stems what it is given. Ties break by stem, so a model is the same every time.
+ * all of it. Each stem is spelled as the word that spells it most often (the query's own word for a query stem), since
+ * the index stems what it is given. Ties break by stem, so a model is the same every time.
  */
 export function relevanceModel(query: string, feedback: Array<{ text: string | RowWords; score: number }>, settings: FeedbackSettings = RM3): RelevanceModel {
   const original = new Map<string, number>();

@@ -98,7 +98,7 @@ export async function prepareBinlog(options: ConnectionOptions, stored: BinlogPo
   const connection = await mysql.createConnection({ ...options, connectTimeout: Math.min(timeoutMs, options.connectTimeout ?? timeoutMs) });
   const query = async <R = Row>(sql: string): Promise<R[]> => (await connection.query({ sql, timeout: timeoutMs }))[0] as R[];
   try {
-    const [server] = await query<{ logBin: unknown; format: string | null; user: string }>('SELECT @@log_bin AS logBin, @@binlog_format AS format, CURRENT_USER() AS user');
+    const [server] = await query<{ logBin: unknown; format: string | null; user: string; version: string }>('SELECT @@log_bin AS logBin, @@binlog_format AS format, CURRENT_USER() AS user, VERSION() AS version');
     const user = quoteAccount(server?.user ?? 'quarry@%');
     if (Number(server?.logBin) !== 1) {
       throw new StreamError('STREAM_NOT_ALLOWED', "The server writes no binary log (log_bin is OFF): set log_bin, binlog_format=ROW, server_id and binlog_row_image=FULL in its configuration and restart it. The table follows full syncs (or its change column) meanwhile.");
@@ -118,7 +118,7 @@ export async function prepareBinlog(options: ConnectionOptions, stored: BinlogPo
     }
     const last = logs.at(-1);
     if (!last) throw new StreamError('STREAM_NOT_ALLOWED', 'The server lists no binary log file (SHOW BINARY LOGS is empty): check log_bin in its configuration.');
-    const executed = await executedGtids(query);
+    const executed = await executedGtids(query, /mariadb/i.test(server?.version ?? ''));
     if (stored && !stored.gone) {
       // Executed GTIDs name the place on any server of the topology: the server finds it (or answers that its logs
       // no longer hold it, and the stream ends with the position lost). A file and offset only on the server that wrote them.
@@ -140,9 +140,8 @@ export async function prepareBinlog(options: ConnectionOptions, stored: BinlogPo
  * The server's executed GTIDs in the form its replication protocol takes them (what the reader resumes from):
  * MariaDB's GTID position (GTIDs are always on there), MySQL's GTID set when gtid_mode is ON; null otherwise.
  */
-async function executedGtids(query: <R = Row>(sql: string) => Promise<R[]>): Promise<string | null> {
-  const [server] = await query<{ version: string }>('SELECT VERSION() AS version');
-  const sql = /mariadb/i.test(server?.version ?? '')
+async function executedGtids(query: <R = Row>(sql: string) => Promise<R[]>, mariadb: boolean): Promise<string | null> {
+  const sql = mariadb
     ? 'SELECT @@GLOBAL.gtid_current_pos AS executed'
     : "SELECT IF(@@GLOBAL.gtid_mode = 'ON', @@GLOBAL.gtid_executed, NULL) AS executed";
   const [row] = await query<{ executed: unknown }>(sql).catch(() => []);
