@@ -143,7 +143,9 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
   const semanticScope: SearchScope = { ...scope, srcs: input.sources.filter((s) => s.semanticReady).map((s) => s.src) };
 
   // The space's words and headings in memory (null while they are gathered): typo checks and headings read them.
-  const vocabulary = input.mode === 'semantic' ? null : await space.vocabulary();
+  // Of an older version while the space's current words are gathered (a written space): its statistics are as good.
+  const held = input.mode === 'semantic' ? null : await space.searchVocabulary();
+  const vocabulary = held?.vocabulary ?? null;
   // The text ranking, with typos corrected: the check runs beside the query as typed, which is the answer unless a
   // word turns out to be missing and is corrected (then the query runs again with the correction). The engine
   // returns rows of equal score in no fixed order: ties go by id, so pages never overlap or skip a row.
@@ -157,7 +159,7 @@ export async function searchIndex(store: Pick<IndexStore, 'space'>, input: Index
     };
     const [asTyped, corrected] = await Promise.all([
       ranking(input.text),
-      input.typoTolerance ? correctTypos(space, input.text, scope, vocabulary) : null,
+      input.typoTolerance ? correctTypos(space, input.text, scope, held) : null,
     ]);
     if (!corrected || corrected.corrections.length === 0) return asTyped.sort(byScore);
     result.corrections = corrected.corrections;

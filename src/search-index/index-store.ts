@@ -137,17 +137,28 @@ function hits(
   withText: boolean | undefined,
   heading?: HeadingScorer,
 ): IndexHit[] {
-  const read = (name: string) => table.getChild(name)?.toArray() as ArrayLike<unknown> | undefined;
+  // An empty answer may come without its columns.
+  const raw = (table.getChild(scoreColumn)?.toArray() ?? []) as ArrayLike<number>;
+  return hitsOf(table, Array.from(raw, (value) => score(Number(value))), columns, withText, heading);
+}
+
+/** The hits of a result's rows, with these scores (one per row, in order). */
+function hitsOf(
+  table: ArrowTable,
+  scores: ArrayLike<number>,
+  columns: string[] | undefined,
+  withText: boolean | undefined,
+  heading?: HeadingScorer,
+): IndexHit[] {
   const strings = (name: string) => (table.getChild(name) ? ([...table.getChild(name)!] as Array<string | null>) : null);
   const rid = (strings('rid') ?? []) as string[];
   const src = (strings('src') ?? []) as string[];
-  const scores = read(scoreColumn)!;
   const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
   const text = withText ? strings('text') : null;
   const head = heading ? strings('head') : null;
   const [pk, fields] = [strings('pk'), strings('fields')];
   return rid.map((id, i) => {
-    const found: IndexHit = { rid: id, src: src[i]!, score: score(Number(scores[i])) };
+    const found: IndexHit = { rid: id, src: src[i]!, score: scores[i]! };
     if (head) found.score += HEADING_BOOST * heading!.score(head[i]);
     if (values.length > 0) found.values = Object.fromEntries(values.map(([c, list]) => [c, list[i] ?? null]));
     if (text) found.text = text[i] ?? '';
@@ -204,6 +215,12 @@ interface RowsState {
   usedAt: number;
 }
 
+/** A space's vocabulary as a search uses it: of the version it reads (`current`), or of an older one. */
+export interface SearchVocabulary {
+  vocabulary: SpaceVocabulary;
+  current: boolean;
+}
+
 /** Words and stems held in memory by default: about 64 MB (about 32 bytes each, docs/benchmarks.md). */
 export const VOCABULARY_MAX_TERMS = 2_000_000;
 /** Rows' text read between two yields to other work while a vocabulary is built. */
@@ -211,9 +228,10 @@ const VOCABULARY_YIELD_CHARS = 64 * 1024;
 
 /**
  * A space's vocabulary and its making. It describes one version of the space's table: any write (here or in another
- * process) makes a new version, and a search only uses a vocabulary of the version it reads. Until a new one is
- * built, in the background, searches look words up in the index as before; builds start at most once per four times
- * the last one's duration, so a space written page after page by a sync is not read whole after every page.
+ * process) makes a new version. Until the new version's is built, in the background, searches use the last one built
+ * and look up in the index the words it lacks (typos.ts); builds start at most once per four times the last one's
+ * duration, so a space written page after page by a sync, or change after change by a stream, is not read whole
+ * after every write.
  */
 interface VocabularyState {
   ready: { version: number; vocabulary: SpaceVocabulary } | null;
@@ -300,27 +318,56 @@ async function readRows(table: Table, version: number, budget: number): Promise<
 }
 
 /**
- * The hits of a ranking that brought back row ids and scores only, their columns read from the version's rows in
- * memory; null when a row is not there (written since: the ranking is read from the index instead).
+ * The hits of a ranking that brought back row ids and scores only, their columns read from the rows in memory. The
+ * rows held may be of an older version than the ranking's (the space was written since, and the new version's rows
+ * are being read): a row id names the same row in every version that holds it (LanceDB's row ids are row addresses,
+ * a fragment and an offset, and a written row goes to a new fragment, never over another row), so a ranked row the
+ * older version holds is read from it, and only the rows written since are taken from the index by id (`take`).
+ * Null when those rows could not be taken as ranked (the space was written again meanwhile).
  */
-function hitsFromMemory(
+async function hitsFromMemory(
   table: ArrowTable,
   rows: VersionRows,
   columns: string[] | undefined,
   asked: { text?: boolean; words?: boolean; rows?: boolean },
-  heading?: HeadingScorer,
-): IndexHit[] | null {
-  const ids = table.getChild('_rowid')?.toArray() as BigUint64Array | undefined;
-  const scores = table.getChild('_score')?.toArray() as ArrayLike<number> | undefined;
-  if (!ids || !scores) return null;
-  const places = new Uint32Array(ids.length);
+  heading: HeadingScorer | undefined,
+  take: (rowIds: bigint[], columns: string[]) => Promise<ArrowTable>,
+): Promise<IndexHit[] | null> {
+  // An empty answer may come without its columns.
+  const ids = (table.getChild('_rowid')?.toArray() ?? new BigUint64Array(0)) as BigUint64Array;
+  const scores = (table.getChild('_score')?.toArray() ?? []) as ArrayLike<number>;
+  const held: number[] = [];
+  const places: number[] = [];
+  const written: number[] = [];
   for (let i = 0; i < ids.length; i++) {
     const at = rows.indexOf(ids[i]!);
-    if (at < 0) return null;
-    places[i] = at;
+    if (at < 0) written.push(i);
+    else {
+      held.push(i);
+      places.push(at);
+    }
   }
-  const values = (columns ?? []).map((c) => [c, [...(table.getChild(c) ?? [])]] as const);
-  return hitsAt(places, scores, rows, values, asked, heading);
+  const valuesOf = (picked: number[]) => (columns ?? []).map((c) => {
+    const list = [...(table.getChild(c) ?? [])];
+    return [c, picked.map((i) => list[i])] as const;
+  });
+  const fromMemory = hitsAt(places, held.map((i) => Number(scores[i])), rows, valuesOf(held), asked, heading);
+  if (written.length === 0) return fromMemory;
+  const withText = asked.text === true || asked.words === true;
+  const wanted = ['rid', 'src', ...(columns ?? []), ...(withText ? ['text'] : []), ...(heading ? ['head'] : []), ...(asked.rows ? ['pk', 'fields'] : [])];
+  // The space may have been written again since the ranking (a compaction moves every row to new ids): a row not
+  // taken as ranked makes the caller read the ranking again, with its columns.
+  const taken = await take(written.map((i) => ids[i]!), wanted).catch(() => null);
+  const takenIds = taken?.getChild('_rowid')?.toArray() as BigUint64Array | undefined;
+  // Matched to the ranking by row id (taken rows come in no promised order).
+  const rankOf = new Map(written.map((i) => [ids[i]!, i]));
+  const takenRanks = Array.from(takenIds ?? [], (id) => rankOf.get(id) ?? -1);
+  if (!taken || takenRanks.length !== written.length || new Set(takenRanks).size !== written.length || takenRanks.includes(-1)) return null;
+  const fromIndex = hitsOf(taken, takenRanks.map((i) => Number(scores[i])), columns, withText, heading);
+  const ranked = new Array<IndexHit>(ids.length);
+  held.forEach((i, k) => (ranked[i] = fromMemory[k]!));
+  takenRanks.forEach((i, k) => (ranked[i] = fromIndex[k]!));
+  return ranked;
 }
 
 /** The hits at these places of the version's rows, with these scores (and these columns' values, in the same order). */
@@ -434,7 +481,8 @@ export class IndexStore {
     const rows = this.cacheRows(name, opened);
     let columns = this.columnStates.get(name);
     if (!columns) this.columnStates.set(name, (columns = { of: null }));
-    return new IndexSpace(opened, this.lock(name), words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns);
+    const pinned = <T>(version: number, read: (table: Table) => Promise<T>) => this.pinned(name, version, read);
+    return new IndexSpace(opened, this.lock(name), pinned, words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns);
   }
 
   /**
@@ -454,14 +502,14 @@ export class IndexStore {
       try {
         const version = await table.version();
         if (current.ready?.version === version || current.tooLarge === version) return;
-        const read = await readRows(table, version, budget);
+        const read = await this.pinned(name, version, (handle) => readRows(handle, version, budget));
         if (!read) {
           current.tooLarge = version;
           this.options.logger?.info({ space: name, version, budgetMb: budget / 1048576 }, 'index rows too large to hold in memory');
           return;
         }
-        // Rows written while they were read may or may not be in it: only rows of one version are kept.
-        if ((await table.version()) !== version) return;
+        // Read from a handle held at the version, so the rows are that version's whatever was written meanwhile; kept
+        // even when the space has moved on: a row id names the same row in every version that holds it (searchText).
         current.ready = read;
         this.fitRows(current, budget);
         this.options.logger?.info(
@@ -482,7 +530,9 @@ export class IndexStore {
           { space: name, version, words: words.words.folded.length, megabytes: Math.round(words.bytes / 1048576), ms: Date.now() - counting },
           'index row words counted',
         );
-        // Then the postings of the rows' text, from the words counted (postings.ts), within what the budget leaves.
+        // Then the postings of the rows' text, from the words counted (postings.ts), within what the budget leaves:
+        // they rank only the version they were built for, so not for a version the space has moved on from.
+        if ((await table.version()) !== version) return;
         const indexing = Date.now();
         const postings = await buildPostings(words, read, MAX_TOKEN_BYTES);
         if (current.ready !== read) return;
@@ -501,6 +551,20 @@ export class IndexStore {
       }
     })().catch(() => undefined).finally(() => (current.building = null));
     return current;
+  }
+
+  /**
+   * Runs `read` on a handle of the space's table of its own, held at `version` (closed after): a scan of it reads
+   * that version, whatever is written meanwhile through the space's shared handle.
+   */
+  private async pinned<T>(name: string, version: number, read: (table: Table) => Promise<T>): Promise<T> {
+    const table = await (await this.connection()).openTable(name);
+    try {
+      await table.checkout(version);
+      return await read(table);
+    } finally {
+      table.close();
+    }
   }
 
   /** Drops the least recently searched spaces' rows until every space's rows fit the budget together. */
@@ -613,6 +677,8 @@ export class IndexSpace {
   constructor(
     private readonly table: Table,
     private readonly writes: Mutex,
+    /** Runs a read on a handle of the table of its own, held at a version (IndexStore.pinned). */
+    private readonly pinned: <T>(version: number, read: (table: Table) => Promise<T>) => Promise<T>,
     private readonly words: VocabularyState = noVocabulary(),
     private readonly budget: VocabularyBudget = { maxTerms: VOCABULARY_MAX_TERMS, fit: () => undefined },
     private readonly keepVersionsMs = KEEP_OLD_VERSIONS_MS,
@@ -667,16 +733,27 @@ export class IndexSpace {
    * the background, unless the space holds more words than the limit).
    */
   async vocabulary(options: { now?: boolean } = {}): Promise<SpaceVocabulary | null> {
+    const held = await this.searchVocabulary(options);
+    return held?.current ? held.vocabulary : null;
+  }
+
+  /**
+   * The space's words for a search: of the version it reads now (`current`), or else of the last version they were
+   * built for while the current one's are built in the background. A space written all the time (a stream's batch
+   * every half second) would otherwise have none most of the time, and every search would look its words up in the
+   * index. Null when none was built yet, or the space holds more words than the limit.
+   */
+  async searchVocabulary(options: { now?: boolean } = {}): Promise<SearchVocabulary | null> {
     if (this.budget.maxTerms <= 0) return null;
     const version = await this.table.version();
     const state = this.words;
     state.usedAt = Date.now();
-    if (state.ready?.version === version) return state.ready.vocabulary;
-    state.ready = null; // of an older version: of no use any more
+    const ready = state.ready;
+    if (ready?.version === version) return { vocabulary: ready.vocabulary, current: true };
     if (!state.building && state.tooLarge !== version && (options.now === true || Date.now() >= state.nextBuildAt)) {
-      state.building = this.buildVocabulary(state).catch(() => undefined).finally(() => (state.building = null));
+      state.building = this.buildVocabulary(state, version).catch(() => undefined).finally(() => (state.building = null));
     }
-    return null;
+    return ready ? { vocabulary: ready.vocabulary, current: false } : null;
   }
 
   /**
@@ -696,35 +773,38 @@ export class IndexSpace {
     await this.words.building;
   }
 
-  private async buildVocabulary(state: VocabularyState): Promise<void> {
+  /** Builds the vocabulary of `version`, read from a handle held at it: exact whatever is written meanwhile. */
+  private async buildVocabulary(state: VocabularyState, version: number): Promise<void> {
     const started = Date.now();
     try {
-      const version = await this.table.version();
-      const builder = new VocabularyBuilder(MAX_TOKEN_BYTES);
-      let chars = 0;
-      const headed = await this.hasHeading();
-      for await (const batch of this.table.query().select(headed ? ['src', 'text', 'head'] : ['src', 'text'])) {
-        const srcs = [...(batch.getChild('src') ?? [])] as string[];
-        const texts = [...(batch.getChild('text') ?? [])] as Array<string | null>;
-        const heads = headed ? ([...(batch.getChild('head') ?? [])] as Array<string | null>) : [];
-        for (let i = 0; i < srcs.length; i++) {
-          const text = texts[i] ?? '';
-          builder.add(srcs[i]!, text, heads[i]);
-          chars += text.length;
-          // Reading a large space takes a while: searches go on between slices of it.
-          if (chars >= VOCABULARY_YIELD_CHARS) {
-            chars = 0;
-            await new Promise((resolve) => setImmediate(resolve));
+      const vocabulary = await this.pinned(version, async (table) => {
+        const builder = new VocabularyBuilder(MAX_TOKEN_BYTES);
+        let chars = 0;
+        const headed = (await table.schema()).fields.some((f) => f.name === 'head');
+        for await (const batch of table.query().select(headed ? ['src', 'text', 'head'] : ['src', 'text'])) {
+          const srcs = [...(batch.getChild('src') ?? [])] as string[];
+          const texts = [...(batch.getChild('text') ?? [])] as Array<string | null>;
+          const heads = headed ? ([...(batch.getChild('head') ?? [])] as Array<string | null>) : [];
+          for (let i = 0; i < srcs.length; i++) {
+            const text = texts[i] ?? '';
+            builder.add(srcs[i]!, text, heads[i]);
+            chars += text.length;
+            // Reading a large space takes a while: searches go on between slices of it.
+            if (chars >= VOCABULARY_YIELD_CHARS) {
+              chars = 0;
+              await new Promise((resolve) => setImmediate(resolve));
+            }
           }
+          if (builder.terms > this.budget.maxTerms) return null;
         }
-        if (builder.terms > this.budget.maxTerms) {
-          state.tooLarge = version;
-          return;
-        }
+        return builder.finish();
+      });
+      if (!vocabulary) {
+        state.tooLarge = version;
+        state.ready = null; // an older version's words would not fit either, give or take a few
+        return;
       }
-      // Rows written while it was read may or may not be in it: only a vocabulary of one version is exact.
-      const vocabulary = await builder.finish();
-      if ((await this.table.version()) !== version) return;
+      if (state.ready && state.ready.version > version) return;
       state.ready = { version, vocabulary };
       this.budget.fit(state);
     } finally {
@@ -887,6 +967,8 @@ export class IndexSpace {
     const version = await this.table.version();
     const headings = query.headings === true && !query.fuzziness && (await this.columnNamesOf(version)).has('head');
     const inMemory = this.rowsOf(version);
+    // The rows held, of this version or an older one (hitsFromMemory).
+    const held = this.cachedRows?.ready ?? null;
     const scorer = headings && query.headingScorer?.matters ? query.headingScorer : undefined;
     const asked = { text: query.withText, words: query.withWords, rows: query.withRows };
     // Any of the words over whole tables, exactly as typed, with the version's rows held: ranked from its postings
@@ -921,9 +1003,10 @@ export class IndexSpace {
     const withText = query.withText === true || query.withWords === true;
     const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
     // With the version's rows in memory, the index is asked for row ids and scores alone.
-    if (inMemory && (!headings || query.headingScorer)) {
+    if (held && (!headings || query.headingScorer)) {
       const ranked = await run(fts, ['_score', ...(scope.columns ?? [])], limit, true);
-      const found = hitsFromMemory(ranked, inMemory, scope.columns, asked, scorer);
+      const take = (rowIds: bigint[], wanted: string[]) => this.table.takeRowIds(rowIds).select(wanted).withRowId().toArrow();
+      const found = await hitsFromMemory(ranked, held, scope.columns, asked, scorer, take);
       if (found) return scorer ? found.sort((a, b) => b.score - a.score) : found;
     }
     // One query: each ranked row's heading comes back with it and is weighed here (heading.ts).

@@ -13,6 +13,10 @@
  * reads), and rows are looked up by LanceDB's row id (ascending in a scan, so found by binary search). Nothing is
  * joined at the end: no step of the reading holds the event loop for long. A version whose columns would take more
  * than the budget is not kept, and its searches read the index as before.
+ *
+ * A written space moves on to a new version while its rows stay of the version read: they go on serving the rows of
+ * a later version's ranking that they hold (a row id names the same row in every version that holds it), and only the
+ * rows written since are read from the index, until the new version's rows are read (index-store.ts, hitsFromMemory).
  */
 
 import type { RowWordsTable } from './row-words.js';

@@ -12,13 +12,15 @@
  * the first by spelling) among those the fuzzy lookup could have found: words whose stem is within the allowed edits
  * of the word's stem, counted as the index counts them (a swap of neighbours is two edits there). Under a filter, a
  * word the selected tables hold may still be outside the filtered rows, so that word is looked up as before, and so
- * is each candidate correction until one is in them. While the vocabulary is being (re)built, words are looked up in the index.
+ * is each candidate correction until one is in them. Before a space's first vocabulary is built, words are looked up
+ * in the index. While a written space's vocabulary is built again, the last one built is used, and a word it lacks is
+ * looked up in the index before it is corrected: the word may be in rows written since (a new product's name).
  */
 import stem from 'wink-porter2-stemmer';
 import { editDistance } from '../sql-search/vocabulary.js';
 import { isStopWord } from './analyzer.js';
-import { type IndexSpace, MAX_TOKEN_BYTES, type SearchScope, type TextQuery } from './index-store.js';
-import { levenshtein, type SpaceVocabulary } from './vocabulary.js';
+import { type IndexSpace, MAX_TOKEN_BYTES, type SearchScope, type SearchVocabulary, type TextQuery } from './index-store.js';
+import { levenshtein } from './vocabulary.js';
 
 export interface Correction {
   word: string;
@@ -55,13 +57,13 @@ export async function correctTypos(
   space: IndexSpace,
   query: TextQuery,
   scope: SearchScope,
-  /** The space's vocabulary if the caller read it already (null: not in memory now). */
-  known?: SpaceVocabulary | null,
+  /** The space's vocabulary if the caller read it already (null: none in memory now). */
+  known?: SearchVocabulary | null,
 ): Promise<{ query: TextQuery; corrections: Correction[] }> {
   const typed = [...new Set((query.words.match(WORD) ?? []).map(fold))].filter(correctable);
   if (typed.length === 0) return { query, corrections: [] };
   const bare: SearchScope = { srcs: scope.srcs, where: scope.where };
-  const vocabulary = known === undefined ? await space.vocabulary() : known;
+  const vocabulary = known === undefined ? await space.searchVocabulary() : known;
   const corrections = vocabulary ? await fromVocabulary(space, vocabulary, typed, bare) : await byLookups(space, typed, bare);
   if (corrections.length === 0) return { query, corrections: [] };
 
@@ -73,10 +75,13 @@ export async function correctTypos(
 /** The best row that holds the word, in scope: whether the index matches it there. */
 const inScope = async (space: IndexSpace, word: string, scope: SearchScope) => (await space.searchText({ words: word }, scope, 1)).length > 0;
 
-async function fromVocabulary(space: IndexSpace, vocabulary: SpaceVocabulary, typed: string[], scope: SearchScope): Promise<Correction[]> {
+async function fromVocabulary(space: IndexSpace, held: SearchVocabulary, typed: string[], scope: SearchScope): Promise<Correction[]> {
+  const { vocabulary, current } = held;
   const filtered = Boolean(scope.where);
   const found = await Promise.all(typed.map(async (word): Promise<Correction | null> => {
     if (vocabulary.hasStem(stem(word), scope.srcs) && (!filtered || (await inScope(space, word, scope)))) return null;
+    // An older version's words lack those of rows written since: the index says whether the word is missing.
+    if (!current && !filtered && (await inScope(space, word, scope))) return null;
     const allowed = typosAllowed(word);
     const stemmed = stem(word);
     const candidates = vocabulary.near(word, allowed, scope.srcs).filter((c) => levenshtein(stemmed, stem(c.word), allowed) <= allowed);

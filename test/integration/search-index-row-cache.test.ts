@@ -1,7 +1,8 @@
 /**
  * A space on an object store with its rows in memory (src/search-index/row-cache.ts): a search answers what it
  * answers reading every row from the store, the same rows, scores, text and stored fields, while asking the store for
- * no row of the table's data; a write makes a new version, whose searches read the store until its rows are read.
+ * no row of the table's data; a write makes a new version, whose searches read the rows written since from the store
+ * and the others from memory until the new version's rows are read.
  * On s3rver (loopback) behind the conditional-write proxy, and in a local folder (where the rows in memory spare a
  * search LanceDB's read of each column it brings back).
  */
@@ -128,6 +129,59 @@ describe('rows of a space on an object store in memory', () => {
 });
 
 describe('rows of a space in a local folder in memory', () => {
+  it('when the space is written after its rows were read, then a search reads the ranked rows it still holds from memory and takes only the rows written since from the index', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quarry-rowcache-'));
+    const folder = new IndexStore({ uri: dir, readConsistencySeconds: 0 });
+    const held = new IndexStore({ uri: dir, readConsistencySeconds: 0, rowCacheBytes: 64 * 1024 * 1024 });
+    try {
+      const written = await folder.ensureSpace(NAME);
+      await written.append(Array.from({ length: 500 }, (_, i) => row(i)));
+      await written.optimize();
+      const space = (await held.space(NAME))!;
+      await space.prepareVocabulary();
+      await space.rowsRead();
+      expect(await space.rowsInMemory()).toBe(true);
+      // Through another handle, as a stream's batch: a row changed, a row added, a row deleted (all three hold "lantern").
+      const lantern = Array.from({ length: 500 }, (_, i) => row(i)).filter((r) => r.text!.split(/\s+/).includes('lantern'));
+      const [changed, deleted] = [lantern[0]!, lantern[1]!];
+      await written.upsert([
+        { ...changed, text: `${changed.text} lighthouse`, hash: 'changed', fields: '{"changed":true}' },
+        { ...row(9999), rid: 'fresh', text: 'lantern lighthouse lighthouse', head: 'lighthouse' },
+      ]);
+      await written.deleteRows([deleted.rid]);
+      // The same handle, so no new read of the rows starts: they stay the older version's.
+      expect(await space.rowsInMemory()).toBe(false);
+      const reference = (await folder.space(NAME))!;
+      await reference.prepareVocabulary();
+      const vocabulary = (await reference.vocabulary())!;
+      for (const words of ['lantern lighthouse', 'lantern', 'harbor engines']) {
+        const stems = queryStems(words);
+        const query: TextQuery = { words, headings: true, headingScorer: new HeadingScorer(stems, vocabulary.headingStatistics(stems)), withRows: true, withText: true };
+        const expected = await reference.searchText(query, { srcs: null }, 600);
+        const found = await space.searchText(query, { srcs: null }, 600);
+        expect(found.length, words).toBeGreaterThan(0);
+        expectSameRanking(found, expected, words);
+        expect(found.some((h) => h.rid === deleted.rid), words).toBe(false);
+        if (words.includes('lighthouse')) expect(found.slice(0, 2).map((h) => h.rid).sort(), words).toEqual(['fresh', changed.rid].sort());
+        // Where each row was read: the counted words of a row held in memory, the text of a row taken from the index.
+        const origin = await space.searchText({ ...query, withText: false, withWords: true }, { srcs: null }, 600);
+        const takenRows = origin.filter((h) => h.text !== undefined && h.words === undefined).map((h) => h.rid).sort();
+        const heldRows = origin.filter((h) => h.words !== undefined && h.text === undefined);
+        expect(takenRows, words).toEqual(origin.map((h) => h.rid).filter((rid) => rid === 'fresh' || rid === changed.rid).sort());
+        expect(heldRows.length + takenRows.length, words).toBe(origin.length);
+      }
+      // A word no row holds: nothing, from memory or from the index alone.
+      const nothing: TextQuery = { words: 'zeppelin', headings: true, headingScorer: new HeadingScorer(['zeppelin'], vocabulary.headingStatistics(['zeppelin'])), withRows: true };
+      expect(await space.searchText(nothing, { srcs: null }, 10)).toEqual([]);
+      expect(await reference.searchText(nothing, { srcs: null }, 10)).toEqual([]);
+      const [fresh] = await space.searchText({ words: 'lighthouse', withRows: true, withText: true }, { srcs: null }, 1);
+      expect([fresh!.rid, fresh!.text, fresh!.row]).toEqual(['fresh', 'lantern lighthouse lighthouse', { pk: '{"id":9999}', fields: row(9999).fields }]);
+    } finally {
+      await Promise.all([folder.close(), held.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('when the budget holds the version\'s rows, then a search ranks from memory as from the folder; when it does not, then the rows are not read through and searches read the folder', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quarry-rowcache-'));
     const heard: string[] = [];

@@ -33,7 +33,7 @@ function fakeStore(text: IndexHit[], vector: IndexHit[], stored: Array<{ rid: st
       return vector.filter((h) => srcs.includes(h.src)).slice(0, limit);
     },
     rows: async (rids: string[]) => stored.filter((row) => rids.includes(row.rid)),
-    vocabulary: async () => vocabulary,
+    searchVocabulary: async () => (vocabulary ? { vocabulary, current: true } : null),
     texts: async (rids: string[]) => new Map(rids.map((rid) => [rid, textOf?.get(rid) ?? `kettle descaling ${rid}`])),
   } as unknown as IndexSpace;
   let opened = 0;

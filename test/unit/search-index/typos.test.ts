@@ -1,7 +1,8 @@
 /**
  * Typo tolerance over a real index: with the space's vocabulary in memory, a word the selected tables hold
  * costs no lookup, a missing one is corrected to the same word the index lookups chose, the selected tables (and a
- * filter) scope it as they scoped the lookups, and a vocabulary of an older version of the space is never used.
+ * filter) scope it as they scoped the lookups, and a vocabulary of an older version of the space corrects only words
+ * the index confirms missing.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,12 +109,22 @@ describe('correctTypos with the space\'s vocabulary', () => {
     expect(none.corrections).toEqual([]);
   }, SLOW);
 
-  it('when the space is written after its vocabulary was built, then that vocabulary is not used: words are looked up until the new one is built', async () => {
+  it('when the space is written after its vocabulary was built, then that one is used until the new one is built, and a word it lacks is looked up before it is corrected', async () => {
     const { space } = await spaceWith();
+    const built = await space.vocabulary();
     await space.upsert([row('src_a', 11, 'A copper teapot')]);
-    const stale = await counted(() => correctTypos(space, { words: 'teapot' }, all));
+    // The first search after the write starts the new build and is answered with the one built before.
+    const held = await space.searchVocabulary();
+    expect(held?.vocabulary).toBe(built);
+    expect(held?.current).toBe(false);
+    // "teapot" is only in the row written since: the index has it, so it is no typo.
+    const stale = await counted(() => correctTypos(space, { words: 'teapot' }, all, held));
     expect(stale.result.corrections).toEqual([]);
     expect(stale.queries).toEqual([{ words: 'teapot', limit: 1 }]);
+    // A typo of a word the older vocabulary holds: one lookup says it is missing, and the vocabulary corrects it.
+    const typo = await counted(() => correctTypos(space, { words: 'kettel' }, { srcs: ['src_a'] }, held));
+    expect(typo.result.corrections).toEqual([{ word: 'kettel', correctedTo: 'kettle' }]);
+    expect(typo.queries).toEqual([{ words: 'kettel', limit: 1 }]);
     // A build starts at most once per four times the last one's duration: wait until one has.
     await until(async () => (await space.vocabulary()) !== null, 'the new vocabulary');
     const fresh = await counted(() => correctTypos(space, { words: 'teapot teapod' }, all));
