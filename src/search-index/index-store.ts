@@ -1002,7 +1002,7 @@ export class IndexSpace {
     };
     const withText = query.withText === true || query.withWords === true;
     const columns = ['rid', 'src', '_score', ...(scope.columns ?? []), ...(withText ? ['text'] : []), ...(query.withRows ? ['pk', 'fields'] : [])];
-    // With the version's rows in memory, the index is asked for row ids and scores alone.
+    // With rows in memory (this version's, or an older one's), the index is asked for row ids and scores alone.
     if (held && (!headings || query.headingScorer)) {
       const ranked = await run(fts, ['_score', ...(scope.columns ?? [])], limit, true);
       const take = (rowIds: bigint[], wanted: string[]) => this.table.takeRowIds(rowIds).select(wanted).withRowId().toArrow();
