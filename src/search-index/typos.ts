@@ -79,9 +79,11 @@ async function fromVocabulary(space: IndexSpace, held: SearchVocabulary, typed: 
   const { vocabulary, current } = held;
   const filtered = Boolean(scope.where);
   const found = await Promise.all(typed.map(async (word): Promise<Correction | null> => {
-    if (vocabulary.hasStem(stem(word), scope.srcs) && (!filtered || (await inScope(space, word, scope)))) return null;
-    // An older version's words lack those of rows written since: the index says whether the word is missing.
-    if (!current && !filtered && (await inScope(space, word, scope))) return null;
+    const known = vocabulary.hasStem(stem(word), scope.srcs);
+    if (known && !filtered) return null;
+    // A filter may leave the word's rows out, and an older version's words lack those of rows written since: either
+    // way the index says whether the word is missing.
+    if ((known || !current) && (await inScope(space, word, scope))) return null;
     const allowed = typosAllowed(word);
     const stemmed = stem(word);
     const candidates = vocabulary.near(word, allowed, scope.srcs).filter((c) => levenshtein(stemmed, stem(c.word), allowed) <= allowed);

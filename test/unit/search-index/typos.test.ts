@@ -125,6 +125,11 @@ describe('correctTypos with the space\'s vocabulary', () => {
     const typo = await counted(() => correctTypos(space, { words: 'kettel' }, { srcs: ['src_a'] }, held));
     expect(typo.result.corrections).toEqual([{ word: 'kettel', correctedTo: 'kettle' }]);
     expect(typo.queries).toEqual([{ words: 'kettel', limit: 1 }]);
+    // Under a filter too: "kettler" is a row written since, not a typo of the "kettle" the older vocabulary holds.
+    await space.upsert([row('src_a', 12, 'A copper kettler')]);
+    const filtered = await counted(() => correctTypos(space, { words: 'kettler' }, { srcs: null, where: "src = 'src_a'" }, held));
+    expect(filtered.result.corrections).toEqual([]);
+    expect(filtered.queries).toEqual([{ words: 'kettler', limit: 1 }]);
     // A build starts at most once per four times the last one's duration: wait until one has.
     await until(async () => (await space.vocabulary()) !== null, 'the new vocabulary');
     const fresh = await counted(() => correctTypos(space, { words: 'teapot teapod' }, all));
