@@ -54,6 +54,16 @@ afterAll(async () => {
   await s3?.close();
 });
 
+const ROWS = Array.from({ length: 500 }, (_, i) => row(i));
+
+/** The space with ROWS written as a sync ends: folded into the text index (unfolded rows are found by a scan of their text). */
+async function synced(store: IndexStore): Promise<IndexSpace> {
+  const written = await store.ensureSpace(NAME);
+  await written.append(ROWS);
+  await written.optimize();
+  return written;
+}
+
 /** The ranking as a search asks for it: headings weighed from the space's statistics, the page's rows and text. */
 async function ranked(space: IndexSpace, words: string, srcs: string[] | null) {
   const vocabulary = (await space.vocabulary())!;
@@ -81,10 +91,7 @@ function expectSameRanking(found: Hit[], expected: Hit[], label: string): void {
 
 describe('rows of a space on an object store in memory', () => {
   it('when the version\'s rows are in memory, then a search ranks the same rows with the same fields without reading the table\'s data from the store', async () => {
-    const written = await plain.ensureSpace(NAME);
-    await written.append(Array.from({ length: 500 }, (_, i) => row(i)));
-    // As a sync ends: the rows folded into the text index (unfolded rows are found by a scan of their text).
-    await written.optimize();
+    await synced(plain);
     const reference = (await plain.space(NAME))!;
     await reference.prepareVocabulary();
     const space = (await cached.space(NAME))!;
@@ -134,15 +141,13 @@ describe('rows of a space in a local folder in memory', () => {
     const folder = new IndexStore({ uri: dir, readConsistencySeconds: 0 });
     const held = new IndexStore({ uri: dir, readConsistencySeconds: 0, rowCacheBytes: 64 * 1024 * 1024 });
     try {
-      const written = await folder.ensureSpace(NAME);
-      await written.append(Array.from({ length: 500 }, (_, i) => row(i)));
-      await written.optimize();
+      const written = await synced(folder);
       const space = (await held.space(NAME))!;
       await space.prepareVocabulary();
       await space.rowsRead();
       expect(await space.rowsInMemory()).toBe(true);
       // Through another handle, as a stream's batch: a row changed, a row added, a row deleted (all three hold "lantern").
-      const lantern = Array.from({ length: 500 }, (_, i) => row(i)).filter((r) => r.text!.split(/\s+/).includes('lantern'));
+      const lantern = ROWS.filter((r) => r.text!.split(/\s+/).includes('lantern'));
       const [changed, deleted] = [lantern[0]!, lantern[1]!];
       await written.upsert([
         { ...changed, text: `${changed.text} lighthouse`, hash: 'changed', fields: '{"changed":true}' },
@@ -191,9 +196,7 @@ describe('rows of a space in a local folder in memory', () => {
     // 500 rows take about 100 KB: a 20 KB budget is known to be too small from the first batch read.
     const small = new IndexStore({ uri: dir, readConsistencySeconds: 0, rowCacheBytes: 20 * 1024, logger });
     try {
-      const written = await folder.ensureSpace(NAME);
-      await written.append(Array.from({ length: 500 }, (_, i) => row(i)));
-      await written.optimize();
+      await synced(folder);
       const reference = (await folder.space(NAME))!;
       await reference.prepareVocabulary();
       for (const [store, inMemory] of [[held, true], [small, false]] as const) {
