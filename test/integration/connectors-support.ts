@@ -62,3 +62,17 @@ export async function rejection(work: Promise<unknown>): Promise<{ code: string;
 export function elapsedMs(start: number): number {
   return Date.now() - start;
 }
+
+/**
+ * How a change stream ended, read when a test's wait fails: "running", or its status and, for a failure, the error
+ * with its causes (a ConnectorError's cause is the driver's own message).
+ */
+export function streamEnding(done: Promise<{ status: string; error?: unknown }>): () => string {
+  let ended = 'running';
+  void done.then((end) => {
+    const causes: string[] = [];
+    for (let at = end.error; at !== undefined && at !== null && causes.length < 4; at = (at as { cause?: unknown }).cause) causes.push(String(at));
+    ended = JSON.stringify({ status: end.status, ...(causes.length > 0 ? { error: causes.join(' <- ') } : {}) });
+  });
+  return () => ended;
+}

@@ -281,7 +281,13 @@ export class BinlogChangeStream extends BatchedChangeStream {
     if (/^\s*BEGIN\b/i.test(query.query)) return;
     const targets = statementTargets(query.query, query.schema, this.run.schema, [...this.byName.keys()]);
     if (targets.length > 0) {
-      // Changes before the statement are written first; then each table it names is re-read in full.
+      // Each table the statement names is re-read in full: its changes gathered before are in that read, and reading
+      // them by key now would ask for the columns of before (a column dropped since fails the read). The other
+      // tables' changes are written first.
+      for (const name of targets) {
+        const entry = this.byName.get(name);
+        if (entry) this.batcher.drop(entry.src);
+      }
       await this.batcher.flush();
       for (const name of targets) await this.reconcileTable(name);
     }

@@ -249,7 +249,9 @@ export class PgChangeStream extends BatchedChangeStream {
     const known = entry.table.columns.map((c) => c.name).sort().join('\u0000');
     const now = relation.columns.map((c) => c.name).sort().join('\u0000');
     if (known === now) return;
-    // Changes before the new columns are written first, then the table is re-read in full.
+    // The table is re-read in full: its changes gathered before are in that read, and reading them by key now would
+    // ask for the columns of before (a column dropped since fails the read). The other tables' are written first.
+    this.batcher.drop(entry.src);
     await this.batcher.flush();
     const table = await this.run.reconcile(entry.src);
     this.applied.reconciled += 1;
