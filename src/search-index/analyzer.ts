@@ -17,6 +17,9 @@ export { isStopWord };
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
+/** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
+export const MAX_TOKEN_BYTES = 40;
+
 /** The stems of a text's words, stop words left out (the query's terms as the index sees them). */
 export function queryStems(text: string): Set<string> {
   const stems = new Set<string>();

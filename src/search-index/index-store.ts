@@ -24,14 +24,14 @@ import type { Logger } from '../lib/logger.js';
 import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
 import { rowsTable } from './arrow-rows.js';
-import { ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
+import { placesByRid, ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
+import { WrittenSince } from './written-rows.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 import { countRowWords, type RowWords } from './row-words.js';
 import { buildPostings } from './postings.js';
-import { queryStems } from './analyzer.js';
+import { MAX_TOKEN_BYTES, queryStems } from './analyzer.js';
 
-/** The longest word the text index keeps (LanceDB's default, stated): a longer one is in no row, so never matches. */
-export const MAX_TOKEN_BYTES = 40;
+export { MAX_TOKEN_BYTES } from './analyzer.js';
 
 /**
  * The weight of a query word found in a row's heading, on top of its weight in the row's whole text: a title that
@@ -209,6 +209,11 @@ export interface IndexStoreOptions {
  */
 interface RowsState {
   ready: VersionRows | null;
+  /**
+   * The last rows read with postings (and places by rid): the same as `ready` once its postings are built; until
+   * then an older version's, which keeps ranking the space beside the rows written since (written-rows.ts).
+   */
+  ranking: VersionRows | null;
   building: Promise<void> | null;
   nextBuildAt: number;
   tooLarge: number | null;
@@ -370,6 +375,46 @@ async function hitsFromMemory(
   return ranked;
 }
 
+/**
+ * The best `limit` rows of the held version's postings (less those written or deleted since) and of the rows written
+ * since (written-rows.ts), by their text's score; each row's heading weighed after, as on the postings alone.
+ */
+function hitsWithWritten(
+  rows: VersionRows,
+  written: WrittenSince,
+  stems: string[],
+  limit: number,
+  srcs: string[] | null,
+  asked: { text?: boolean; words?: boolean; rows?: boolean },
+  heading: HeadingScorer | undefined,
+): IndexHit[] {
+  const postings = rows.postings!;
+  const fresh = written.rank(rows, postings, stems, limit, srcs);
+  const ranked = postings.rank(stems, limit, srcs, fresh.skip);
+  // Both lists come best first: merged to the best `limit` of the two.
+  const places: number[] = [];
+  const scores: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i + j < limit && (i < ranked.places.length || j < fresh.hits.length)) {
+    if (j >= fresh.hits.length || (i < ranked.places.length && ranked.scores[i]! >= fresh.hits[j]!.score)) {
+      places.push(ranked.places[i]!);
+      scores.push(ranked.scores[i++]!);
+    } else j += 1;
+  }
+  const found = hitsAt(places, scores, rows, [], asked, heading);
+  const withText = asked.text === true || asked.words === true;
+  for (const { score, row } of fresh.hits.slice(0, j)) {
+    const hit: IndexHit = { rid: row.rid, src: row.src, score };
+    if (heading) hit.score += HEADING_BOOST * heading.score(row.head);
+    // Relevance feedback counts a written row's words from its text (feedback.ts).
+    if (withText) hit.text = row.text;
+    if (asked.rows) hit.row = { pk: row.pk, fields: row.fields };
+    found.push(hit);
+  }
+  return found.sort((a, b) => b.score - a.score);
+}
+
 /** The hits at these places of the version's rows, with these scores (and these columns' values, in the same order). */
 function hitsAt(
   places: ArrayLike<number>,
@@ -410,6 +455,7 @@ export class IndexStore {
   private readonly vocabularies = new Map<string, VocabularyState>();
   private readonly rowStates = new Map<string, RowsState>();
   private readonly columnStates = new Map<string, ColumnsState>();
+  private readonly writtenStates = new Map<string, WrittenSince>();
   private readonly budget: VocabularyBudget = {
     maxTerms: VOCABULARY_MAX_TERMS,
     fit: (built) => {
@@ -482,7 +528,9 @@ export class IndexStore {
     let columns = this.columnStates.get(name);
     if (!columns) this.columnStates.set(name, (columns = { of: null }));
     const pinned = <T>(version: number, read: (table: Table) => Promise<T>) => this.pinned(name, version, read);
-    return new IndexSpace(opened, this.lock(name), pinned, words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns);
+    let written = this.writtenStates.get(name) ?? null;
+    if (!written && rows) this.writtenStates.set(name, (written = new WrittenSince()));
+    return new IndexSpace(opened, this.lock(name), pinned, words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns, written);
   }
 
   /**
@@ -493,7 +541,7 @@ export class IndexStore {
     const budget = this.options.rowCacheBytes ?? 0;
     if (budget <= 0) return null;
     let state = this.rowStates.get(name);
-    if (!state) this.rowStates.set(name, (state = { ready: null, building: null, nextBuildAt: 0, tooLarge: null, usedAt: 0 }));
+    if (!state) this.rowStates.set(name, (state = { ready: null, ranking: null, building: null, nextBuildAt: 0, tooLarge: null, usedAt: 0 }));
     const current = state;
     current.usedAt = Date.now();
     if (current.building || Date.now() < current.nextBuildAt) return current;
@@ -505,6 +553,7 @@ export class IndexStore {
         const read = await this.pinned(name, version, (handle) => readRows(handle, version, budget));
         if (!read) {
           current.tooLarge = version;
+          current.ranking = null;
           this.options.logger?.info({ space: name, version, budgetMb: budget / 1048576 }, 'index rows too large to hold in memory');
           return;
         }
@@ -521,6 +570,7 @@ export class IndexStore {
         const words = await countRowWords(read, budget - read.bytes);
         if (current.ready !== read) return; // dropped to make room, or replaced, meanwhile
         if (!words) {
+          current.ranking = null;
           this.options.logger?.info({ space: name, version, budgetMb: budget / 1048576 }, 'index row words too large to hold in memory');
           return;
         }
@@ -530,17 +580,21 @@ export class IndexStore {
           { space: name, version, words: words.words.folded.length, megabytes: Math.round(words.bytes / 1048576), ms: Date.now() - counting },
           'index row words counted',
         );
-        // Then the postings of the rows' text, from the words counted (postings.ts), within what the budget leaves:
-        // they rank only the version they were built for, so not for a version the space has moved on from.
-        if ((await table.version()) !== version) return;
+        // Then the postings of the rows' text, from the words counted (postings.ts), within what the budget leaves;
+        // for a version the space has moved on from too: the rows written since rank beside them (written-rows.ts).
         const indexing = Date.now();
         const postings = await buildPostings(words, read, MAX_TOKEN_BYTES);
         if (current.ready !== read) return;
         if (!postings || read.bytes + postings.bytes > budget) {
+          current.ranking = null;
           this.options.logger?.info({ space: name, version, built: postings !== null, budgetMb: budget / 1048576 }, 'index postings not held in memory');
           return;
         }
         read.postings = postings;
+        read.ridPlaces = await placesByRid(read);
+        if (current.ready !== read) return;
+        current.ranking = read;
+        this.writtenStates.get(name)?.drop(version);
         this.fitRows(current, budget);
         this.options.logger?.info(
           { space: name, version, rows: postings.documents, megabytes: Math.round(postings.bytes / 1048576), ms: Date.now() - indexing },
@@ -575,6 +629,7 @@ export class IndexStore {
       if (total <= budget) break;
       total -= least.ready!.bytes;
       least.ready = null;
+      least.ranking = null;
     }
   }
 
@@ -649,6 +704,7 @@ export class IndexStore {
       this.vocabularies.delete(name);
       this.rowStates.delete(name);
       this.columnStates.delete(name);
+      this.writtenStates.delete(name);
       const connection = await this.connection();
       if ((await connection.tableNames()).includes(name)) await connection.dropTable(name);
     });
@@ -659,6 +715,7 @@ export class IndexStore {
     this.vocabularies.clear();
     this.rowStates.clear();
     this.columnStates.clear();
+    this.writtenStates.clear();
     const connecting = this.connecting;
     this.connecting = null;
     if (connecting) (await connecting).close();
@@ -694,6 +751,8 @@ export class IndexSpace {
      * search, and decoding the schema again each time was a twentieth of a search's work.
      */
     private readonly columns: ColumnsState = { of: null },
+    /** What this process wrote to the space since its rows in memory were read (written-rows.ts); null: not kept. */
+    private readonly written: WrittenSince | null = null,
   ) {}
 
   /** The space's rows in memory for the version a search reads now, or null (read from the index). */
@@ -815,16 +874,42 @@ export class IndexSpace {
   /** Inserts new rows and replaces changed ones, by rid. */
   async upsert(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.writes.runExclusive(async () => {
+    await this.write(async () => {
       const data = await this.arrowRows(rows);
       await this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
-    });
+    }, (written, before, after) => written.wrote(before, after, rows, []));
   }
 
   /** Appends rows known to be new (a table's first sync): no lookup of rows to replace. */
   async append(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.writes.runExclusive(async () => this.table.add(await this.arrowRows(rows)));
+    await this.write(async () => this.table.add(await this.arrowRows(rows)), (written, before, after) => written.wrote(before, after, rows, []));
+  }
+
+  /**
+   * Runs a write to the table, one at a time in this process; what it changed is told to the rows written since the
+   * rows in memory were read (`change`; absent: a change not told row by row, written-rows.ts).
+   */
+  private async write(run: () => Promise<unknown>, change?: (written: WrittenSince, before: number, after: number) => void): Promise<void> {
+    await this.writes.runExclusive(async () => {
+      const written = this.written;
+      if (!written) {
+        await run();
+        return;
+      }
+      const before = await this.table.version();
+      try {
+        await run();
+      } catch (error) {
+        written.lost(null);
+        throw error;
+      }
+      const after = await this.table.version();
+      if (after === before) return;
+      // Kept only while postings can rank beside them: else they would be held for no search.
+      if (change && this.cachedRows?.ranking) change(written, before, after);
+      else written.lost(after);
+    });
   }
 
   /** Rows as Arrow of the table's schema now (a write holds `writes`, so no column is added meanwhile). */
@@ -834,13 +919,13 @@ export class IndexSpace {
 
   async deleteRows(rids: string[]): Promise<void> {
     if (rids.length === 0) return;
-    await this.writes.runExclusive(() => this.table.delete(`rid IN (${literalList(rids)})`));
+    await this.write(() => this.table.delete(`rid IN (${literalList(rids)})`), (written, before, after) => written.wrote(before, after, [], rids));
   }
 
   /** Drops every row of these indexed tables (a table left the index, its connection was deleted). */
   async deleteSources(srcs: string[]): Promise<void> {
     if (srcs.length === 0) return;
-    await this.writes.runExclusive(() => this.table.delete(`src IN (${literalList(srcs)})`));
+    await this.write(() => this.table.delete(`src IN (${literalList(srcs)})`));
   }
 
   /** The stored state of these rows, by rid (absent: not in the index). */
@@ -888,20 +973,26 @@ export class IndexSpace {
    * Returns how many old versions, and bytes, were removed.
    */
   async optimize(): Promise<{ versions: number; bytes: number }> {
-    return this.writes.runExclusive(async () => {
-      const { prune } = await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.keepVersionsMs) });
-      const removed = { versions: prune.oldVersionsRemoved, bytes: prune.bytesRemoved };
-      if (!(await this.hasVectors())) return removed;
-      const indexed = (await this.table.listIndices()).some((index) => index.columns.includes('vector'));
-      if (indexed) return removed;
-      const vectors = await this.table.countRows('vector IS NOT NULL');
-      if (vectors < VECTOR_INDEX_MIN_ROWS) return removed;
-      const { lancedb } = await loadLance();
-      await this.table.createIndex('vector', {
-        config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(Math.sqrt(vectors))) }),
-      });
-      return removed;
+    let removed = { versions: 0, bytes: 0 };
+    // No row changes: the rows written since stay the same (a compaction gives rows new ids, not new content).
+    await this.write(async () => (removed = await this.optimizeNow()), (written, before, after) => written.kept(before, after));
+    return removed;
+  }
+
+  /** What optimize does, holding `writes`. */
+  private async optimizeNow(): Promise<{ versions: number; bytes: number }> {
+    const { prune } = await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.keepVersionsMs) });
+    const removed = { versions: prune.oldVersionsRemoved, bytes: prune.bytesRemoved };
+    if (!(await this.hasVectors())) return removed;
+    const indexed = (await this.table.listIndices()).some((index) => index.columns.includes('vector'));
+    if (indexed) return removed;
+    const vectors = await this.table.countRows('vector IS NOT NULL');
+    if (vectors < VECTOR_INDEX_MIN_ROWS) return removed;
+    const { lancedb } = await loadLance();
+    await this.table.createIndex('vector', {
+      config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(Math.sqrt(vectors))) }),
     });
+    return removed;
   }
 
   /**
@@ -910,7 +1001,7 @@ export class IndexSpace {
    */
   async ensureVectorColumn(dimensions: number): Promise<void> {
     const { arrow } = await loadLance();
-    await this.writes.runExclusive(async () => {
+    await this.write(async () => {
       const field = (await this.table.schema()).fields.find((f) => f.name === 'vector');
       const current = field?.type instanceof arrow.FixedSizeList ? field.type.listSize : null;
       if (current === dimensions) return;
@@ -932,7 +1023,7 @@ export class IndexSpace {
   async ensureHeading(): Promise<void> {
     if (await this.hasHeading()) return;
     const { lancedb, arrow } = await loadLance();
-    await this.writes.runExclusive(async () => {
+    await this.write(async () => {
       if (!(await this.hasHeading())) await this.table.addColumns([new arrow.Field('head', new arrow.Utf8(), true)]);
       const indexed = (await this.table.listIndices()).some((index) => index.columns.join(',') === 'head');
       if (!indexed) await this.table.createIndex('head', { config: textIndex(lancedb) });
@@ -943,7 +1034,7 @@ export class IndexSpace {
   async ensureColumns(columns: Array<{ physical: string; kind: 'number' | 'date' | 'boolean' | 'text' }>): Promise<void> {
     if (columns.length === 0) return;
     const { arrow } = await loadLance();
-    await this.writes.runExclusive(async () => {
+    await this.write(async () => {
       const present = new Set((await this.table.schema()).fields.map((f) => f.name));
       const fields = columns.filter((c) => !present.has(c.physical)).map((c) => new arrow.Field(
         c.physical,
@@ -978,6 +1069,12 @@ export class IndexSpace {
       const ranked = inMemory.postings.rank([...queryStems(query.words)], limit, scope.srcs);
       const found = hitsAt(ranked.places, ranked.scores, inMemory, [], asked, scorer);
       return scorer ? found.sort((a, b) => b.score - a.score) : found;
+    }
+    // The same from an older version's postings, when every row written since was written by this process: those rows
+    // ranked beside them from memory (written-rows.ts), the postings' rows they replaced or deleted passed over.
+    const ranking = this.cachedRows?.ranking;
+    if (ranking?.postings && ranking.ridPlaces && plain && (!headings || query.headingScorer) && this.written?.covers(ranking.version, version)) {
+      return hitsWithWritten(ranking, this.written, [...queryStems(query.words)], limit, scope.srcs, asked, scorer);
     }
     const { lancedb } = await loadLance();
     const words = new lancedb.MatchQuery(query.words, 'text', {

@@ -52,6 +52,8 @@ export class TextPostings {
     private readonly srcs: string[],
     /** Rows with a text: BM25's N. */
     readonly documents: number,
+    /** Their average length in words the index keeps: BM25's avgdl. */
+    readonly averageLength: number,
   ) {
     this.impacts = impacts;
     this.scratch = new Float64Array(srcOf.length);
@@ -67,11 +69,18 @@ export class TextPostings {
     return this.srcs[this.srcOf[place]!]!;
   }
 
+  /** How many rows hold `stem`: BM25's n, also for rows written since the version (written-rows.ts). */
+  holding(stem: string): number {
+    const id = this.stemIdOf(stem);
+    return id === undefined || id + 1 >= this.starts.length ? 0 : this.starts[id + 1]! - this.starts[id]!;
+  }
+
   /**
    * The best `limit` rows holding any of `stems`, by BM25 (ties in no set order, as the index's); `srcs` narrows the
-   * rows to these tables (null: every table of the space).
+   * rows to these tables (null: every table of the space); a row flagged in `skip` is passed over (it was changed or
+   * deleted since the version: written-rows.ts).
    */
-  rank(stems: string[], limit: number, srcs: string[] | null = null): PostingsRanking {
+  rank(stems: string[], limit: number, srcs: string[] | null = null, skip: Uint8Array | null = null): PostingsRanking {
     const { scratch: scores, touched, impacts, places, srcOf } = this;
     const allowedSrc = srcs ? new Uint8Array(this.srcs.length) : null;
     if (allowedSrc) for (const src of srcs!) { const at = this.srcs.indexOf(src); if (at >= 0) allowedSrc[at] = 1; }
@@ -95,7 +104,7 @@ export class TextPostings {
     const best = new BestRows(limit);
     for (let i = 0; i < count; i++) {
       const place = touched[i]!;
-      if (!allowedSrc || allowedSrc[srcOf[place]!]) best.offer(place, scores[place]!);
+      if ((!allowedSrc || allowedSrc[srcOf[place]!]) && !(skip && skip[place])) best.offer(place, scores[place]!);
       scores[place] = 0;
     }
     return best.ranked();
@@ -162,7 +171,8 @@ class BestRows {
   }
 }
 
-function tooLong(folded: string, maxTokenBytes: number): boolean {
+/** Whether the index keeps no such word (longer than `maxTokenBytes` in UTF-8). */
+export function tooLong(folded: string, maxTokenBytes: number): boolean {
   return folded.length * 3 > maxTokenBytes && Buffer.byteLength(folded) > maxTokenBytes;
 }
 
@@ -252,7 +262,7 @@ export async function buildPostings(
     impacts[i] = tf / (tf + K1 * (1 - B + (B * lengths[places[i]!]!) / averageLength));
     if (i % IMPACT_SLICE === IMPACT_SLICE - 1) await pause();
   }
-  return new TextPostings((stemmed) => words.stemId(stemmed), starts, places, impacts, srcOf, srcs, documents);
+  return new TextPostings((stemmed) => words.stemId(stemmed), starts, places, impacts, srcOf, srcs, documents, averageLength);
 }
 
 /** Whether a row of no counted words has a text (an empty one, or stop words only): a row to the index all the same. */

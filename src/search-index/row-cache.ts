@@ -50,6 +50,20 @@ interface StringColumn {
 
 /** Bytes a row takes in a column beside its text: its batch, start and length, and its null flag. */
 const ROW_OVERHEAD = 13;
+/** Bytes a row's entry in the places by rid takes, about: the rid's string and the map's entry. */
+const RID_PLACE_BYTES = 96;
+/** Rows given their place by rid between two yields to other work. */
+const PLACES_SLICE_ROWS = 10_000;
+
+/** Each row's place by its rid (in the background: other work runs between slices). */
+export async function placesByRid(rows: VersionRows): Promise<Map<string, number>> {
+  const places = new Map<string, number>();
+  for (let at = 0; at < rows.rows; at++) {
+    places.set(rows.value('rid', at) ?? '', at);
+    if (at % PLACES_SLICE_ROWS === PLACES_SLICE_ROWS - 1) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return places;
+}
 
 /** The kept columns of one version of a space, and each row's words once counted (row-words.ts). */
 export class VersionRows {
@@ -57,6 +71,11 @@ export class VersionRows {
   words: RowWordsTable | null = null;
   /** The rows' text as an inverted index (postings.ts), once built from the words; null until then, or never. */
   postings: TextPostings | null = null;
+  /**
+   * Each row's place by its rid, once the postings are built (placesByRid): what masks the rows written since the
+   * version out of its postings (written-rows.ts). Null until then.
+   */
+  ridPlaces: Map<string, number> | null = null;
 
   constructor(
     readonly version: number,
@@ -69,9 +88,9 @@ export class VersionRows {
     private readonly columnBytes: number,
   ) {}
 
-  /** Bytes held: the columns, and the rows' words and postings once counted. */
+  /** Bytes held: the columns, and the rows' words, postings and places by rid once counted. */
   get bytes(): number {
-    return this.columnBytes + (this.words?.bytes ?? 0) + (this.postings?.bytes ?? 0);
+    return this.columnBytes + (this.words?.bytes ?? 0) + (this.postings?.bytes ?? 0) + (this.ridPlaces?.size ?? 0) * RID_PLACE_BYTES;
   }
 
   get rows(): number {
