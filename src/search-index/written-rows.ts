@@ -15,7 +15,7 @@
  */
 import { BM25_B as B, BM25_K1 as K1, MAX_TOKEN_BYTES, stemOfFolded } from './analyzer.js';
 import { tooLong } from './postings.js';
-import { eachFoldedWord } from './row-words.js';
+import { eachFoldedWord, FEEDBACK_TEXT_CHARS } from './row-words.js';
 import { isFoldedStopWord } from '../search-core/stop-words.js';
 import type { VersionRows } from './row-cache.js';
 
@@ -78,6 +78,12 @@ export class WrittenSince {
 
   /** A write of this process took the space from `before` to `after`: these rows written, these rids deleted. */
   wrote(before: number, after: number, rows: ReadonlyArray<WrittenRow>, deleted: readonly string[]): void {
+    // A text longer than the postings count whole leaves its version to LanceDB there (postings.ts), and counting it
+    // here would hold the writer's thread for a long row: such a row breaks the chain instead.
+    if (rows.some((row) => row.text.length > FEEDBACK_TEXT_CHARS)) {
+      this.restart(after);
+      return;
+    }
     if (this.at !== before) this.restart(before);
     for (const row of rows) {
       const kept: WrittenRow = { rid: row.rid, src: row.src, pk: row.pk, fields: row.fields, text: row.text, head: row.head };

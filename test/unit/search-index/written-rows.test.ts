@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_TOKEN_BYTES, queryStems } from '../../../src/search-index/analyzer.js';
 import { buildPostings, type TextPostings } from '../../../src/search-index/postings.js';
 import type { VersionRows } from '../../../src/search-index/row-cache.js';
-import { RowWordsBuilder } from '../../../src/search-index/row-words.js';
+import { FEEDBACK_TEXT_CHARS, RowWordsBuilder } from '../../../src/search-index/row-words.js';
 import { WRITTEN_ROWS_MAX, WrittenSince, type WrittenRow } from '../../../src/search-index/written-rows.js';
 
 const TEXTS = [
@@ -108,6 +108,14 @@ describe('WrittenSince', () => {
     expect(since.covers(5, 6)).toBe(true);
     expect(rank(since, later, 'lighthouse').hits.map((h) => h.row.rid)).toEqual(['late']);
     expect(since.covers(4, 6)).toBe(false);
+  });
+
+  it('when a row is written whose text is longer than the postings count whole, then the chain breaks: the searches ask the index', () => {
+    const since = new WrittenSince();
+    since.wrote(4, 5, [written('a', 'harbor')], []);
+    since.wrote(5, 6, [written('long', 'harbor '.repeat(FEEDBACK_TEXT_CHARS / 7 + 1))], []);
+    expect(since.covers(4, 6)).toBe(false);
+    expect(since.covers(6, 6)).toBe(true);
   });
 
   it('when more rows are written than it keeps, then it lets go of them: the searches ask the index until later postings are read', () => {
