@@ -20,6 +20,16 @@
 import type { RowWordsTable } from './row-words.js';
 import { BM25_B as B, BM25_K1 as K1 } from './analyzer.js';
 
+/** A word's weight in BM25, idf (K1 + 1), for `documents` rows of which `holding` hold it (Lucene's idf). */
+export function bm25Weight(documents: number, holding: number): number {
+  return Math.log(1 + (documents - holding + 0.5) / (holding + 0.5)) * (K1 + 1);
+}
+
+/** A row's part of a word's score that does not depend on the query: tf / (tf + K1 (1 - B + B |d| / avgdl)). */
+export function bm25Impact(tf: number, length: number, averageLength: number): number {
+  return tf / (tf + K1 * (1 - B + (B * length) / averageLength));
+}
+
 /** Rows handed to the builder between two yields to other work, and postings given their impact. */
 const BUILD_SLICE_ROWS = 5000;
 const IMPACT_SLICE = 500_000;
@@ -92,7 +102,7 @@ export class TextPostings {
       const to = this.starts[id + 1]!;
       const holding = to - from;
       if (holding === 0) continue;
-      const weight = Math.log(1 + (this.documents - holding + 0.5) / (holding + 0.5)) * (K1 + 1);
+      const weight = bm25Weight(this.documents, holding);
       for (let i = from; i < to; i++) {
         const place = places[i]!;
         const before = scores[place]!;
@@ -259,7 +269,7 @@ export async function buildPostings(
   const impacts = new Float32Array(places.length);
   for (let i = 0; i < places.length; i++) {
     const tf = frequencies[i]!;
-    impacts[i] = tf / (tf + K1 * (1 - B + (B * lengths[places[i]!]!) / averageLength));
+    impacts[i] = bm25Impact(tf, lengths[places[i]!]!, averageLength);
     if (i % IMPACT_SLICE === IMPACT_SLICE - 1) await pause();
   }
   return new TextPostings((stemmed) => words.stemId(stemmed), starts, places, impacts, srcOf, srcs, documents, averageLength);

@@ -13,8 +13,8 @@
  * it went from and to, and a change it cannot tell (another process wrote, a write failed half-way, columns changed,
  * whole tables dropped) breaks the chain: the searches then ask LanceDB until postings of a later version are built.
  */
-import { BM25_B as B, BM25_K1 as K1, MAX_TOKEN_BYTES, stemOfFolded } from './analyzer.js';
-import { tooLong } from './postings.js';
+import { MAX_TOKEN_BYTES, stemOfFolded } from './analyzer.js';
+import { bm25Impact, bm25Weight, tooLong } from './postings.js';
 import { eachFoldedWord, FEEDBACK_TEXT_CHARS } from './row-words.js';
 import { isFoldedStopWord } from '../search-core/stop-words.js';
 import type { VersionRows } from './row-cache.js';
@@ -118,13 +118,11 @@ export class WrittenSince {
     for (const stem of stems) {
       const holding = this.byStem.get(stem);
       if (!holding) continue;
-      const n = statistics.holding(stem);
-      const weight = Math.log(1 + (statistics.documents - n + 0.5) / (n + 0.5)) * (K1 + 1);
+      const weight = bm25Weight(statistics.documents, statistics.holding(stem));
       for (const change of holding) {
         if (this.latest.get(change.rid) !== change || !change.row || (allowed && !allowed.has(change.row.src))) continue;
         const tf = change.terms.get(stem)!;
-        const impact = tf / (tf + K1 * (1 - B + (B * change.length) / statistics.averageLength));
-        scores.set(change, (scores.get(change) ?? 0) + weight * impact);
+        scores.set(change, (scores.get(change) ?? 0) + weight * bm25Impact(tf, change.length, statistics.averageLength));
       }
     }
     const hits = [...scores].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([change, score]) => ({ score, row: change.row! }));
