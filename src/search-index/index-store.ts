@@ -550,6 +550,9 @@ export class IndexStore {
       try {
         const version = await table.version();
         if (current.ready?.version === version || current.tooLarge === version) return;
+        // The rows this process wrote since the postings' version rank beside them until they are many (written-rows.ts).
+        const ranking = current.ranking;
+        if (ranking && this.writtenStates.get(name)?.fewSince(ranking.version, version, ranking.rows)) return;
         const read = await this.pinned(name, version, (handle) => readRows(handle, version, budget));
         if (!read) {
           current.tooLarge = version;
@@ -809,7 +812,10 @@ export class IndexSpace {
     state.usedAt = Date.now();
     const ready = state.ready;
     if (ready?.version === version) return { vocabulary: ready.vocabulary, current: true };
-    if (!state.building && state.tooLarge !== version && (options.now === true || Date.now() >= state.nextBuildAt)) {
+    // Few rows written since by this process (written-rows.ts): the words of then stand for the space's until they are
+    // many, as its rows in memory do; what they lack is looked up (typos.ts).
+    const few = ready !== null && this.written?.fewSince(ready.version, version, ready.vocabulary.textStatistics([]).rows) === true;
+    if (!state.building && state.tooLarge !== version && (options.now === true || (!few && Date.now() >= state.nextBuildAt))) {
       state.building = this.buildVocabulary(state, version).catch(() => undefined).finally(() => (state.building = null));
     }
     return ready ? { vocabulary: ready.vocabulary, current: false } : null;

@@ -13,8 +13,9 @@
  * of the word's stem, counted as the index counts them (a swap of neighbours is two edits there). Under a filter, a
  * word the selected tables hold may still be outside the filtered rows, so that word is looked up as before, and so
  * is each candidate correction until one is in them. Before a space's first vocabulary is built, words are looked up
- * in the index. While a written space's vocabulary is built again, the last one built is used, and a word it lacks is
- * looked up in the index before it is corrected: the word may be in rows written since (a new product's name).
+ * in the index. While a written space's vocabulary is built again, or is not because the rows this process wrote since
+ * are still few (written-rows.ts), the last one built is used, and a word it lacks is looked up before it is corrected:
+ * the word may be in rows written since (a new product's name), and they rank from memory beside the postings.
  */
 import stem from 'wink-porter2-stemmer';
 import { editDistance } from '../sql-search/vocabulary.js';

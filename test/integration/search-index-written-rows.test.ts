@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { queryStems } from '../../src/search-index/analyzer.js';
 import { HeadingScorer } from '../../src/search-index/heading.js';
 import { IndexStore, type IndexRow, type IndexSpace, type TextQuery } from '../../src/search-index/index-store.js';
+import { REREAD_SHARE } from '../../src/search-index/written-rows.js';
 
 const NAME = 'space_written_test';
 const WORDS = ['harbor', 'engines', 'forest', 'market', 'copper', 'signals', 'meadow', 'valley', 'bridges', 'lantern', 'boiling', 'kettle'];
@@ -102,6 +103,52 @@ describe('rows written since a space\'s postings', () => {
     } finally {
       asked.mockRestore();
       taken.mockRestore();
+    }
+  }, 120_000);
+
+  it('when few rows were written since, then the space is not read again: its searches find them beside the rows held; once they are many, it is read again', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'quarry-written-reread-'));
+    const heard: string[] = [];
+    const logger = { info: (_fields: Record<string, unknown>, message: string) => void heard.push(message) } as never;
+    const store = new IndexStore({ uri: dir2, readConsistencySeconds: 0, rowCacheBytes: 64 * 1024 * 1024, logger });
+    const reads = () => heard.filter((m) => m === 'index postings held in memory').length;
+    /** Opens the space as searches do, for a while, letting any read they start finish. */
+    const searchedFor = async (ms: number) => {
+      let space = (await store.space(NAME))!;
+      for (let waited = 0; waited < ms; waited += 100) {
+        space = (await store.space(NAME))!;
+        await space.searchVocabulary();
+        await Promise.all([space.rowsRead(), space.vocabularyBuilt()]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return space;
+    };
+    try {
+      const writer = await store.ensureSpace(NAME);
+      await writer.append(ROWS);
+      await writer.optimize();
+      await writer.prepareVocabulary();
+      let space = await searchedFor(500);
+      expect(await space.rowsInMemory()).toBe(true);
+      const held = reads();
+      // A stream's batches: each a new version.
+      for (let batch = 0; batch < 5; batch++) await space.upsert([{ ...row(20_000 + batch), rid: `batch${batch}`, text: `lighthouse keeper ${batch}` }]);
+      space = await searchedFor(1500);
+      expect(reads()).toBe(held);
+      expect(await space.rowsInMemory()).toBe(false);
+      expect((await space.searchVocabulary())!.current).toBe(false);
+      const found = await space.searchText({ words: 'lighthouse', withRows: true }, { srcs: null }, 10);
+      expect(found.map((h) => h.rid).sort()).toEqual(['batch0', 'batch1', 'batch2', 'batch3', 'batch4']);
+
+      // As many changes as the space is read again after (a tenth of its rows): the next search starts the read.
+      await space.upsert(Array.from({ length: REREAD_SHARE * ROWS.length }, (_, i) => ({ ...row(30_000 + i), rid: `many${i}` })));
+      for (let waited = 0; waited < 30_000 && !(await space.rowsInMemory()); waited += 100) space = await searchedFor(100);
+      expect(await space.rowsInMemory()).toBe(true);
+      expect(reads()).toBe(held + 1);
+      expect((await space.searchVocabulary())!.current).toBe(true);
+    } finally {
+      await store.close();
+      rmSync(dir2, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -8,7 +8,7 @@ import { MAX_TOKEN_BYTES, queryStems } from '../../../src/search-index/analyzer.
 import { buildPostings, type TextPostings } from '../../../src/search-index/postings.js';
 import type { VersionRows } from '../../../src/search-index/row-cache.js';
 import { FEEDBACK_TEXT_CHARS, RowWordsBuilder } from '../../../src/search-index/row-words.js';
-import { WRITTEN_ROWS_MAX, WrittenSince, type WrittenRow } from '../../../src/search-index/written-rows.js';
+import { REREAD_SHARE, WRITTEN_ROWS_MAX, WrittenSince, type WrittenRow } from '../../../src/search-index/written-rows.js';
 
 const TEXTS = [
   'harbor engines and copper signals',
@@ -36,6 +36,29 @@ function rank(since: WrittenSince, held: { rows: VersionRows; postings: TextPost
 }
 
 describe('WrittenSince', () => {
+  it('when the changes since a version are known and fewer than its share, then they are few; one more, or a gap, and the version is read again', () => {
+    const since = new WrittenSince();
+    const rows = 100_000;
+    const share = REREAD_SHARE * rows;
+    since.kept(4, 5); // a fold starts the chain at version 5
+    for (let v = 5; v < 5 + share - 1; v++) since.wrote(v, v + 1, [written(`w${v}`, 'harbor')], []);
+    const last = 5 + share - 1;
+    expect(since.fewSince(5, last, rows)).toBe(true);
+    // Counted after the version asked about: from a later version, fewer.
+    expect(since.fewSince(last - 10, last, rows)).toBe(true);
+    since.wrote(last, last + 1, [], ['r1']);
+    expect(since.fewSince(5, last + 1, rows)).toBe(false);
+    expect(since.fewSince(6, last + 1, rows)).toBe(true);
+    // Not covered: another process wrote, or the version is before the chain.
+    expect(since.fewSince(5, last + 2, rows)).toBe(false);
+    expect(since.fewSince(4, last + 1, rows)).toBe(false);
+    // An empty version: its statistics score nothing, read again after the first write.
+    const empty = new WrittenSince();
+    empty.kept(1, 2);
+    empty.wrote(2, 3, [written('first', 'copper')], []);
+    expect(empty.fewSince(2, 3, 0)).toBe(false);
+  });
+
   it('when every write since a version is recorded in order, then it covers that version to the last write; a gap, a change not told or a failure breaks the chain', () => {
     const since = new WrittenSince();
     expect(since.covers(4, 4)).toBe(false);
