@@ -18,6 +18,7 @@
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
 import { BM25_B as B, BM25_K1 as K1, headOf, stemOfFolded } from './analyzer.js';
+import { bestOf } from './best-of.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
 import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, RowWordsBuilder, type RowWords, type SpaceWords } from './row-words.js';
@@ -88,23 +89,6 @@ export function relevanceModel(query: string, feedback: Array<{ text: string | R
 }
 
 type Spell = (stem: string, folded: string, weight: number) => void;
-
-/**
- * The first `k` of `items` in the order `before` (a total order: as sorting them all and keeping `k`), kept in a
- * sorted list of `k`: a model has about a thousand stems and keeps ten, and sorting them all was a twentieth of a
- * search's work.
- */
-function bestOf<T>(items: Iterable<T>, k: number, before: (a: T, b: T) => number): T[] {
-  const best: T[] = [];
-  for (const item of items) {
-    if (best.length === k && (k === 0 || before(item, best[k - 1]!) >= 0)) continue;
-    let at = best.length;
-    while (at > 0 && before(item, best[at - 1]!) < 0) at--;
-    best.splice(at, 0, item);
-    if (best.length > k) best.pop();
-  }
-  return best;
-}
 
 /**
  * The feedback rows' words under one version's ids: as they are when one version counted them all (the rows held in

@@ -814,8 +814,8 @@ export class IndexSpace {
     if (ready?.version === version) return { vocabulary: ready.vocabulary, current: true };
     // Few rows written since by this process (written-rows.ts): the words of then stand for the space's until they are
     // many, as its rows in memory do; what they lack is looked up (typos.ts).
-    const few = ready !== null && this.written?.fewSince(ready.version, version, ready.vocabulary.textStatistics([]).rows) === true;
-    if (!state.building && state.tooLarge !== version && (options.now === true || (!few && Date.now() >= state.nextBuildAt))) {
+    const few = () => ready !== null && this.written?.fewSince(ready.version, version, ready.vocabulary.textStatistics([]).rows) === true;
+    if (!state.building && state.tooLarge !== version && (options.now === true || (Date.now() >= state.nextBuildAt && !few()))) {
       state.building = this.buildVocabulary(state, version).catch(() => undefined).finally(() => (state.building = null));
     }
     return ready ? { vocabulary: ready.vocabulary, current: false } : null;

@@ -15,6 +15,7 @@
  */
 import { MAX_TOKEN_BYTES, stemOfFolded } from './analyzer.js';
 import { bm25Impact, bm25Weight, tooLong } from './postings.js';
+import { bestOf } from './best-of.js';
 import { eachFoldedWord, FEEDBACK_TEXT_CHARS } from './row-words.js';
 import { isFoldedStopWord } from '../search-core/stop-words.js';
 import type { VersionRows } from './row-cache.js';
@@ -174,18 +175,8 @@ export class WrittenSince {
       }
     }
     // The best `limit`, best first, ties in the order first touched (as a stable sort of them all would give).
-    const best: number[] = [];
-    for (let at = 0; at < touched.length; at++) {
-      const place = touched[at]!;
-      const row = this.changes[place]!.row!;
-      if (allowed && !allowed.has(row.src)) continue;
-      const score = scores[place]!;
-      if (best.length === limit && (limit === 0 || score <= scores[best[limit - 1]!]!)) continue;
-      let into = best.length;
-      while (into > 0 && score > scores[best[into - 1]!]!) into--;
-      best.splice(into, 0, place);
-      if (best.length > limit) best.pop();
-    }
+    const inTables = allowed ? touched.filter((place) => allowed.has(this.changes[place]!.row!.src)) : touched;
+    const best = bestOf(inTables, limit, (a, b) => scores[b]! - scores[a]!);
     const hits = best.map((place) => ({ score: scores[place]!, row: this.changes[place]!.row! }));
     for (const place of touched) scores[place] = 0;
     return { hits, skip: this.skipOf(base) };
