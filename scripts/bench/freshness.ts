@@ -8,6 +8,9 @@
  * - Load: a writer updates random rows at a steady rate (200 changes/s by default) for 60 s, while a prober
  *   writes a unique word into a row and times until a search finds it, then deletes a row holding another unique
  *   word and times until a search no longer finds it; and a searcher runs the corpus's verbose queries.
+ * - Searches LanceDB's text index answers (the same queries excluding a word no row has, `-zqabsent`) scan each row
+ *   written since the space's last fold: they run before the load (the space folded) and right after it (what the
+ *   fold schedule left unfolded), apart from the load so as not to change it.
  * - The same queries run without load before and after the load phase, so the "under load" p50 is compared with a
  *   baseline of the same run.
  * - CPU: Quarry's process CPU time (/proc) while the writer alone runs (a third of the load time, before the load
@@ -185,6 +188,11 @@ async function main(): Promise<void> {
       for (let i = 0; i < BASELINE_SEARCHES; i++) times.push((await search(queries[q++ % queries.length]!)).ms);
       return times;
     };
+    const excluding = async () => {
+      const times: number[] = [];
+      for (let i = 0; i < BASELINE_SEARCHES / 2; i++) times.push((await search(`${queries[q++ % queries.length]!} -zqabsent`)).ms);
+      return sorted(times);
+    };
 
     // Poll mode on; its first poll reads every row once (unchanged rows are skipped by their hash). Stream mode on:
     // its slot is made and the table re-read in full once (the reconcile of what came before the slot).
@@ -206,6 +214,7 @@ async function main(): Promise<void> {
     const firstPollSeconds = (performance.now() - firstPollStarted) / 1000;
     for (let i = 0; i < 10; i++) await search(queries[q++ % queries.length]!); // warm-up
     const before = await baseline();
+    const excludingBefore = await excluding();
 
     // The writer: RATE changes a second, in ten statements a second.
     let changes = 0;
@@ -266,6 +275,7 @@ async function main(): Promise<void> {
     await Promise.all([writer, prober, searcher]);
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     const after = await baseline();
+    const excludingAfter = await excluding();
 
     // A full re-sync of the same table, in the same run, for the cost of following changes by re-reading.
     cpu0 = cpuSeconds(pid);
@@ -290,6 +300,7 @@ async function main(): Promise<void> {
     console.log(`visible after an update: n=${vis.length} p50 ${fmt(percentile(vis, 0.5))} p95 ${fmt(percentile(vis, 0.95))} max ${fmt(vis.at(-1) ?? NaN)}`);
     console.log(`gone after a delete:     n=${del.length} p50 ${fmt(percentile(del, 0.5))} p95 ${fmt(percentile(del, 0.95))} max ${fmt(del.at(-1) ?? NaN)}`);
     console.log(`search p50: ${fmt(percentile(loaded, 0.5))} under load (n=${loaded.length}) vs ${fmt(percentile(quiet, 0.5))} without (n=${quiet.length}, before and after): ratio ${(percentile(loaded, 0.5) / percentile(quiet, 0.5)).toFixed(2)}`);
+    console.log(`searches with an excluded word (LanceDB's text index) p50: ${fmt(percentile(excludingAfter, 0.5))} right after the load vs ${fmt(percentile(excludingBefore, 0.5))} before it, folded (n=${excludingAfter.length} each): ratio ${(percentile(excludingAfter, 0.5) / percentile(excludingBefore, 0.5)).toFixed(2)}`);
     console.log(`Quarry CPU: ${perThousand.toFixed(2)} s per 1,000 changes ${MODE === 'stream' ? 'streamed' : 'polled'} (${pollCpu.toFixed(1)} s for ${pollChanges} changes, writer alone) vs ${resyncCpu.toFixed(1)} s for one full re-sync (${resyncSeconds.toFixed(1)} s wall): one re-sync = ${(resyncCpu / perThousand).toFixed(1)}k changes' worth`);
     console.log(`first sync on connect: ${firstSyncCpu.toFixed(1)} s CPU; ${MODE === 'stream' ? `stream start (${ENGINE === 'mariadb' ? 'binary log position taken' : 'slot made'}, the table re-read once)` : 'first poll (reads every row, writes none changed)'}: ${firstPollCpu.toFixed(1)} s CPU, ${firstPollSeconds.toFixed(1)} s wall`);
   } catch (error) {

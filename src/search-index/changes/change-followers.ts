@@ -30,6 +30,8 @@ export abstract class ChangeFollowers<Active> {
   protected stopping = false;
   /** The tick under way, if any. */
   protected ticking: Promise<void> | null = null;
+  /** The folds of quiet spaces under way, if any. */
+  private folding: Promise<void> | null = null;
   private readonly chores: Chores;
 
   protected constructor(private readonly base: ChangeFollowersDeps, name: string) {
@@ -43,6 +45,15 @@ export abstract class ChangeFollowers<Active> {
     // Heartbeats five times per staleness: a claim is renewed well before another process may take it.
     this.chores.every(Math.max(200, Math.round(this.base.staleMs / 5)), () => this.base.tables.touchPolls(this.heldIds(), this.owner, new Date(this.now())));
     this.chores.every(this.base.tickMs ?? 1000, () => this.tick());
+    this.chores.every(this.base.tickMs ?? 1000, () => this.foldQuiet());
+  }
+
+  /** Folds the spaces nothing was written to for a while (FoldSchedule.foldQuiet); one round at a time. */
+  foldQuiet(): Promise<void> {
+    this.folding ??= this.folds.foldQuiet().finally(() => {
+      this.folding = null;
+    });
+    return this.folding;
   }
 
   /** Claims what is due and there is room for, and starts it; one tick at a time. */
@@ -58,6 +69,7 @@ export abstract class ChangeFollowers<Active> {
     this.stopping = true;
     this.chores.stop();
     await this.ticking?.catch(() => undefined);
+    await this.folding?.catch(() => undefined);
   }
 
   /** The index tables whose claims this process holds now. */
