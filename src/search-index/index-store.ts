@@ -25,7 +25,7 @@ import type { HeadingScorer } from './heading.js';
 import { loadLance } from './lance.js';
 import { rowsTable } from './arrow-rows.js';
 import { placesByRid, ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
-import { WrittenSince } from './written-rows.js';
+import { worthRecording, WrittenSince, type WrittenRow } from './written-rows.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
 import { countRowWords, type RowWords } from './row-words.js';
 import { buildPostings } from './postings.js';
@@ -732,6 +732,9 @@ export class IndexStore {
   }
 }
 
+/** What a write did to the space's rows: these written and deleted, or none (a fold, a compaction). */
+type RowsChange = { rows: readonly WrittenRow[]; deleted: readonly string[] } | 'rows kept';
+
 /** One search space's table. */
 export class IndexSpace {
   constructor(
@@ -883,20 +886,20 @@ export class IndexSpace {
     await this.write(async () => {
       const data = await this.arrowRows(rows);
       await this.table.mergeInsert('rid').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
-    }, (written, before, after) => written.wrote(before, after, rows, []));
+    }, { rows, deleted: [] });
   }
 
   /** Appends rows known to be new (a table's first sync): no lookup of rows to replace. */
   async append(rows: IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.write(async () => this.table.add(await this.arrowRows(rows)), (written, before, after) => written.wrote(before, after, rows, []));
+    await this.write(async () => this.table.add(await this.arrowRows(rows)), { rows, deleted: [] });
   }
 
   /**
    * Runs a write to the table, one at a time in this process; what it changed is told to the rows written since the
    * rows in memory were read (`change`; absent: a change not told row by row, written-rows.ts).
    */
-  private async write(run: () => Promise<unknown>, change?: (written: WrittenSince, before: number, after: number) => void): Promise<void> {
+  private async write(run: () => Promise<unknown>, change?: RowsChange): Promise<void> {
     await this.writes.runExclusive(async () => {
       const written = this.written;
       if (!written) {
@@ -912,8 +915,12 @@ export class IndexSpace {
       }
       const after = await this.table.version();
       if (after === before) return;
-      // Kept only while postings can rank beside them: else they would be held for no search.
-      if (change && this.cachedRows?.ranking) change(written, before, after);
+      // Kept only while postings can rank beside them, and the write leaves them few: else they would be held for
+      // no search, or only until the space is read again (worthRecording).
+      const ranking = this.cachedRows?.ranking;
+      if (!change || !ranking) written.lost(after);
+      else if (change === 'rows kept') written.kept(before, after);
+      else if (worthRecording(change.rows.length + change.deleted.length, ranking.rows)) written.wrote(before, after, change.rows, change.deleted);
       else written.lost(after);
     });
   }
@@ -925,7 +932,7 @@ export class IndexSpace {
 
   async deleteRows(rids: string[]): Promise<void> {
     if (rids.length === 0) return;
-    await this.write(() => this.table.delete(`rid IN (${literalList(rids)})`), (written, before, after) => written.wrote(before, after, [], rids));
+    await this.write(() => this.table.delete(`rid IN (${literalList(rids)})`), { rows: [], deleted: rids });
   }
 
   /** Drops every row of these indexed tables (a table left the index, its connection was deleted). */
@@ -981,7 +988,7 @@ export class IndexSpace {
   async optimize(): Promise<{ versions: number; bytes: number }> {
     let removed = { versions: 0, bytes: 0 };
     // No row changes: the rows written since stay the same (a compaction gives rows new ids, not new content).
-    await this.write(async () => (removed = await this.optimizeNow()), (written, before, after) => written.kept(before, after));
+    await this.write(async () => (removed = await this.optimizeNow()), 'rows kept');
     return removed;
   }
 

@@ -46,6 +46,17 @@ export const WRITTEN_CHARS_MAX = 32 * 1024 * 1024;
  */
 export const REREAD_SHARE = 0.1;
 
+/**
+ * Whether a write of `changes` rows is worth recording beside postings of `baseRows` rows: not when it alone reaches
+ * the share that has the space read again (any write to an empty space). Its rows would rank from memory only until
+ * that read ends, and recording them counts every word of each on the writer's thread, in one go: a first sync's
+ * appends of 20,000 rows held it about 1.7 s each, 8.8 s of a 100,000-row sync's 12 s of reading and writing
+ * (docs/benchmarks.md). The chain breaks instead, and the searches ask LanceDB until the read ends.
+ */
+export function worthRecording(changes: number, baseRows: number): boolean {
+  return changes < REREAD_SHARE * baseRows;
+}
+
 interface Written {
   /** The version the write that made this change went to. */
   version: number;
@@ -127,14 +138,19 @@ export class WrittenSince {
       return;
     }
     if (this.at !== before) this.restart(before);
+    // More than it keeps: let go before counting their words, not after.
+    const chars = rows.reduce((sum, row) => sum + row.text.length, 0);
+    if (this.changes.length + rows.length + deleted.length > WRITTEN_ROWS_MAX || this.chars + chars > WRITTEN_CHARS_MAX) {
+      this.restart(after);
+      return;
+    }
     for (const row of rows) {
       const kept: WrittenRow = { rid: row.rid, src: row.src, pk: row.pk, fields: row.fields, text: row.text, head: row.head };
       this.add({ version: after, rid: row.rid, row: kept, ...counted(row.text) });
-      this.chars += row.text.length;
     }
+    this.chars += chars;
     for (const rid of deleted) this.add({ version: after, rid, row: null, terms: new Map(), length: 0 });
     this.at = after;
-    if (this.changes.length > WRITTEN_ROWS_MAX || this.chars > WRITTEN_CHARS_MAX) this.restart(after);
   }
 
   /** A write that changed no row (a fold, a compaction) took the space from `before` to `after`. */

@@ -140,8 +140,17 @@ describe('rows written since a space\'s postings', () => {
       const found = await space.searchText({ words: 'lighthouse', withRows: true }, { srcs: null }, 10);
       expect(found.map((h) => h.rid).sort()).toEqual(['batch0', 'batch1', 'batch2', 'batch3', 'batch4']);
 
-      // As many changes as the space is read again after (a tenth of its rows): the next search starts the read.
+      // As many changes as the space is read again after (a tenth of its rows), in one write: they are not recorded
+      // (their words would be counted for nothing), the index answers until the read the next search starts ends.
       await space.upsert(Array.from({ length: REREAD_SHARE * ROWS.length }, (_, i) => ({ ...row(30_000 + i), rid: `many${i}` })));
+      const asked = vi.spyOn((space as unknown as { table: Table }).table, 'query');
+      try {
+        const afterBulk = await space.searchText({ words: 'lighthouse', withRows: true }, { srcs: null }, 10);
+        expect(afterBulk.map((h) => h.rid).sort()).toEqual(['batch0', 'batch1', 'batch2', 'batch3', 'batch4']);
+        expect(asked).toHaveBeenCalled();
+      } finally {
+        asked.mockRestore();
+      }
       for (let waited = 0; waited < 30_000 && !(await space.rowsInMemory()); waited += 100) space = await searchedFor(100);
       expect(await space.rowsInMemory()).toBe(true);
       expect(reads()).toBe(held + 1);

@@ -8,7 +8,7 @@ import { MAX_TOKEN_BYTES, queryStems } from '../../../src/search-index/analyzer.
 import { buildPostings, type TextPostings } from '../../../src/search-index/postings.js';
 import type { VersionRows } from '../../../src/search-index/row-cache.js';
 import { FEEDBACK_TEXT_CHARS, RowWordsBuilder } from '../../../src/search-index/row-words.js';
-import { REREAD_SHARE, WRITTEN_ROWS_MAX, WrittenSince, type WrittenRow } from '../../../src/search-index/written-rows.js';
+import { REREAD_SHARE, worthRecording, WRITTEN_ROWS_MAX, WrittenSince, type WrittenRow } from '../../../src/search-index/written-rows.js';
 
 const TEXTS = [
   'harbor engines and copper signals',
@@ -139,6 +139,17 @@ describe('WrittenSince', () => {
     since.wrote(5, 6, [written('long', 'harbor '.repeat(FEEDBACK_TEXT_CHARS / 7 + 1))], []);
     expect(since.covers(4, 6)).toBe(false);
     expect(since.covers(6, 6)).toBe(true);
+  });
+
+  it('when one write alone reaches the share of the postings\' rows, then it is not worth recording: the space is read again after it', () => {
+    const rows = 100_000;
+    // A stream's batch, and the largest write that still leaves the rows written since few.
+    expect(worthRecording(100, rows)).toBe(true);
+    expect(worthRecording(REREAD_SHARE * rows - 1, rows)).toBe(true);
+    // A sync's append of 20,000 rows, and any write to an empty version (its statistics score nothing).
+    expect(worthRecording(REREAD_SHARE * rows, rows)).toBe(false);
+    expect(worthRecording(20_000, rows)).toBe(false);
+    expect(worthRecording(1, 0)).toBe(false);
   });
 
   it('when more rows are written than it keeps, then it lets go of them: the searches ask the index until later postings are read', () => {
