@@ -2270,7 +2270,7 @@ export interface components {
             sourceAsOf: components["schemas"]["NullableTimestamp"];
             /** @description Poll mode: the column whose value grows with every change of a row (`updated_at`, a version, a sequence); null when the table follows full syncs only (`updateIndexedTable`). */
             changeColumn: string | null;
-            /** @description Seconds between two polls of the table in poll mode (5 unless set); null outside poll mode. */
+            /** @description Seconds from the start of one poll of the table to the start of the next in poll mode (5 unless set; at once after a poll that took longer); null outside poll mode. */
             pollIntervalSeconds: number | null;
             /**
              * @description How the index follows the table's changes: `poll` (its changed rows are read every `pollIntervalSeconds`
@@ -2369,7 +2369,7 @@ export interface components {
              *     null turns poll mode off. Another column, or a column that is not a number or date, is 400.
              */
             changeColumn?: string | null;
-            /** @description Seconds between two polls (default 5). */
+            /** @description Seconds from the start of one poll to the start of the next (default 5; at once after a poll that took longer). */
             pollIntervalSeconds?: number;
             /**
              * @description `stream` (PostgreSQL and MySQL/MariaDB connections; SQLite is 400). On PostgreSQL it follows the

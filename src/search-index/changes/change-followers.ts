@@ -33,6 +33,8 @@ export abstract class ChangeFollowers<Active> {
   /** The folds of quiet spaces under way, if any. */
   private folding: Promise<void> | null = null;
   private readonly chores: Chores;
+  /** Ticks asked for at a time of their own (wakeAt), until they run or the workers halt. */
+  private readonly wakes = new Set<NodeJS.Timeout>();
 
   protected constructor(private readonly base: ChangeFollowersDeps, name: string) {
     this.now = base.now ?? Date.now;
@@ -64,10 +66,26 @@ export abstract class ChangeFollowers<Active> {
     return this.ticking;
   }
 
+  /**
+   * A tick at `at` (epoch ms) besides the regular ones: what this process released to be due then is claimed then,
+   * not up to a whole tick later. A claim is still the store's conditional update, so any process may win it.
+   */
+  protected wakeAt(at: number): void {
+    if (this.stopping) return;
+    const timer = setTimeout(() => {
+      this.wakes.delete(timer);
+      if (!this.stopping) void this.tick().catch((error: unknown) => this.base.logger.warn({ err: error }, 'change followers: tick'));
+    }, Math.max(0, at - this.now()));
+    timer.unref();
+    this.wakes.add(timer);
+  }
+
   /** No more claims or heartbeats: the tick under way ends first. */
   protected async halt(): Promise<void> {
     this.stopping = true;
     this.chores.stop();
+    for (const timer of this.wakes) clearTimeout(timer);
+    this.wakes.clear();
     await this.ticking?.catch(() => undefined);
     await this.folding?.catch(() => undefined);
   }

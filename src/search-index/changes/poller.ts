@@ -30,6 +30,16 @@ import type { ConnectionCatalog } from '../../search-core/connection-catalog.js'
 /** A table's poll interval when its owner named none. */
 export const DEFAULT_POLL_INTERVAL_SECONDS = 5;
 
+/**
+ * When a table's next poll is due: `interval` after this one started, so that a table is read every interval as its
+ * owner asked, whatever a poll takes (a poll ending at 300 ms of a 1 s interval made the next start 1 s after that,
+ * and up to one tick later still: a change waited about 2 s for a poll every second, docs/benchmarks.md). A poll that
+ * took longer than the interval has the next due at once: the changes come faster than one poll an interval reads.
+ */
+export function nextPollAt(started: number, finished: number, interval: number): number {
+  return Math.max(finished, started + interval);
+}
+
 /** Besides the heartbeat's and tick's (ChangeFollowersDeps: staleMs is INDEX_SYNC_STALE_MS). */
 export interface ChangePollerDeps extends ChangeFollowersDeps {
   tables: Pick<IndexTableRepository, 'duePolls' | 'claimPoll' | 'pollProgress' | 'touchPolls' | 'releasePolls' | 'update'>;
@@ -115,8 +125,12 @@ export class ChangePoller extends ChangeFollowers<ActivePoll> {
   private async run(entry: IndexTableRecord, signal: AbortSignal): Promise<void> {
     const changeColumn = entry.changeColumn!;
     const interval = (entry.pollIntervalSeconds ?? DEFAULT_POLL_INTERVAL_SECONDS) * 1000;
-    const release = (changes: IndexTableChanges = {}) => this.deps.tables.releasePolls([entry.id], this.owner, { nextPollAt: new Date(this.now() + interval), ...changes });
     const started = this.now();
+    const release = async (changes: IndexTableChanges = {}) => {
+      const next = nextPollAt(started, this.now(), interval);
+      await this.deps.tables.releasePolls([entry.id], this.owner, { nextPollAt: new Date(next), ...changes });
+      this.wakeAt(next);
+    };
     try {
       const record = await this.deps.findConnection(entry.connectionId);
       if (!record || !record.indexEnabled) return await release();
