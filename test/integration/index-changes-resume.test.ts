@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../src/connectors/executor.js';
 import { discoverSchema } from '../../src/connectors/schema-discovery.js';
 import type { PooledExecutor, TableSchema } from '../../src/connectors/types.js';
-import { runPoll, type PollRun } from '../../src/search-index/changes/poll-job.js';
+import { BOUNDARY_REREAD_MS, parseCursor, runPoll, type PollRun } from '../../src/search-index/changes/poll-job.js';
 import { IndexStore, type IndexSpace } from '../../src/search-index/index-store.js';
 import { onMysql, onPostgres } from '../support/seed-databases.js';
 import { LOOPBACK_POLICY, settingsFromUrl, uniqueName } from './connectors-support.js';
@@ -54,13 +54,14 @@ describe.each([
     await executor?.close();
   });
 
-  const poll = (changeColumn: string, cursor: string | null, options: { src: string; stopAfterPages?: number; saved?: string[] }) => {
+  const poll = (changeColumn: string, cursor: string | null, options: { src: string; stopAfterPages?: number; saved?: string[]; now?: () => number }) => {
     const abort = new AbortController();
     const saved = options.saved ?? [];
     const runArgs: PollRun = { executor, table, src: options.src, space, changeColumn, cursor, rowLimit: 1000, provider: null, columns: [], signal: abort.signal };
     return runPoll({
       pageRows: 5,
       queryTimeoutMs: 30_000,
+      ...(options.now && { now: options.now }),
       saveCursor: async (value) => {
         saved.push(value);
         // The process stops after this page: its cursor is saved, the rest is left to whoever polls next.
@@ -88,18 +89,22 @@ describe.each([
     const src = 'itb_resume_version';
     const saved: string[] = [];
     expect(await poll('version', null, { src, stopAfterPages: 2, saved })).toEqual({ status: 'stopped' });
-    expect(saved).toEqual(['"5"', '"10"']);
+    expect(saved.map((c) => parseCursor(c)!.value)).toEqual(['5', '10']);
+    expect(saved.map((c) => parseCursor(c)!.key)).toEqual([[5], [10]]);
     expect((await sides(src)).index).toHaveLength(10);
 
     // The restarted poll reads versions 10..20 (the boundary again), writes the ten rows the first did not.
     const resumed = await poll('version', saved.at(-1)!, { src });
-    expect(resumed).toMatchObject({ status: 'done', cursor: '"20"', read: 11, written: 10, deleted: 0 });
+    expect(resumed).toMatchObject({ status: 'done', read: 11, written: 10, deleted: 0 });
+    expect(parseCursor(resumed.status === 'done' ? resumed.cursor : null)).toMatchObject({ value: '20', key: [20] });
     let both = await sides(src);
     expect(both.index).toEqual(both.source);
 
     await run([`UPDATE ${tableName} SET title = 'row 3 about teapots', version = 21 WHERE id = 3`, `DELETE FROM ${tableName} WHERE id = 7`]);
+    // A cursor saved before keys were (the value alone): the poll starts at the value, as it did then.
     const next = await poll('version', '"20"', { src });
-    expect(next).toMatchObject({ status: 'done', cursor: '"21"', read: 2, written: 1, deleted: 1 });
+    expect(next).toMatchObject({ status: 'done', read: 2, written: 1, deleted: 1 });
+    expect(parseCursor(next.status === 'done' ? next.cursor : null)).toMatchObject({ value: '21', key: [3] });
     both = await sides(src);
     expect(both.index).toEqual(both.source);
     expect(both.index).toContain('3:row 3 about teapots');
@@ -115,6 +120,35 @@ describe.each([
     const both = await sides(src);
     expect(both.index).toEqual(both.source);
     const again = await poll('stamped', resumed.status === 'done' ? resumed.cursor : null, { src });
-    expect(again).toMatchObject({ status: 'done', written: 0, deleted: 0 });
+    // Within BOUNDARY_REREAD_MS of reaching the shared value: its 19 rows (one was deleted above) are read again.
+    expect(again).toMatchObject({ status: 'done', read: 19, written: 0, deleted: 0 });
+  });
+
+  it('when rows share the last change value, then polls read them again for BOUNDARY_REREAD_MS after it was reached, and after that only what follows the last key', async () => {
+    const src = 'itb_resume_boundary';
+    let clock = Date.now();
+    const now = () => clock;
+    const first = await poll('stamped', null, { src, now });
+    // The table's 19 rows (one was deleted above), all stamped by one statement.
+    expect(first).toMatchObject({ status: 'done', read: 19, written: 19 });
+    const cursor = first.status === 'done' ? first.cursor : null;
+    expect(parseCursor(cursor)).toMatchObject({ key: [20], since: clock });
+
+    // Within the time others stamped alike may still commit: the rows are read again, none written.
+    clock += BOUNDARY_REREAD_MS - 1;
+    const within = await poll('stamped', cursor, { src, now });
+    expect(within).toMatchObject({ status: 'done', read: 19, written: 0 });
+    // The same value read again keeps the time it was first reached.
+    expect(parseCursor(within.status === 'done' ? within.cursor : null)).toMatchObject({ key: [20], since: clock - BOUNDARY_REREAD_MS + 1 });
+
+    // After it: nothing is read again; a row stamped later with a lower key than the last is read, and written.
+    clock += 1;
+    expect(await poll('stamped', within.status === 'done' ? within.cursor : null, { src, now })).toMatchObject({ status: 'done', read: 0, written: 0 });
+    await run([`UPDATE ${tableName} SET title = 'row 2 about teacups', stamped = ${engine === 'postgres' ? 'clock_timestamp()' : 'CURRENT_TIMESTAMP(6)'} WHERE id = 2`]);
+    const later = await poll('stamped', within.status === 'done' ? within.cursor : null, { src, now });
+    expect(later).toMatchObject({ status: 'done', read: 1, written: 1 });
+    expect(parseCursor(later.status === 'done' ? later.cursor : null)).toMatchObject({ key: [2], since: clock });
+    const both = await sides(src);
+    expect(both.index).toEqual(both.source);
   });
 });

@@ -2,11 +2,14 @@
  * One poll of a table in poll mode: the rows whose change column is at or past the cursor are read (in change
  * order, keyset pages) and written to the index by primary key.
  *
- * The cursor is the change value of the last row written and the next poll starts AT it, not after it: rows that
- * share that value (one transaction's `now()`, a bulk update) may not all have been committed or read yet. Reading
- * them again costs a read, never a write: rows are written by primary key, and a row whose content hash is
- * unchanged is skipped. The cursor is saved after every page, so a process that stops or dies mid-poll is resumed,
- * here or by another process, from where it was.
+ * The cursor is the change value of the last row written, that row's key, and since when that value is the last one
+ * read. For BOUNDARY_REREAD_MS after a value was first reached the next poll starts AT it, not after it: rows that
+ * share that value (concurrent transactions stamped alike, a column of whole seconds) may not all have been committed
+ * or read yet. Reading them again costs a read, never a write: rows are written by primary key, and a row whose
+ * content hash is unchanged is skipped. After that, polls go on after the last row's key: a table loaded in one
+ * statement (every row the same `updated_at`) was otherwise read whole by every poll until its next change (measured
+ * on MariaDB: each poll of 100,000 such rows took seconds, docs/benchmarks.md). The cursor is saved after every page,
+ * so a process that stops or dies mid-poll is resumed, here or by another process, from where it was.
  *
  * Deletes leave no row to read: when the source counts fewer rows than the index holds for the table, the source's
  * primary keys alone are read and the index's rows without one are dropped.
@@ -23,6 +26,36 @@ export interface PollDeps {
   /** Rows read per page of changes, and keys per page of the key scan. */
   pageRows: number;
   queryTimeoutMs: number;
+  now?: () => number;
+}
+
+/**
+ * How long the rows sharing the last change value read are read again by the polls after it: longer than another
+ * transaction stamped with that value takes to commit, in practice. (A transaction stamped before the cursor and
+ * committed after it is a change column's limit whatever the rule; the scheduled full sync reconciles it.)
+ */
+export const BOUNDARY_REREAD_MS = 30_000;
+
+/** Where a poll goes on from: the last change value written, its row's key, since when that value is the last. */
+interface PollCursor {
+  value: string;
+  /** Null: not kept (a key of other than strings and numbers, or a cursor saved before keys were), so the next poll starts at the value. */
+  key: Array<string | number> | null;
+  since: number;
+}
+
+/** A stored cursor: this module's JSON, or the change value alone as JSON text (cursors saved before keys were). */
+export function parseCursor(text: string | null): PollCursor | null {
+  if (text === null) return null;
+  const parsed = JSON.parse(text) as unknown;
+  if (typeof parsed === 'string') return { value: parsed, key: null, since: 0 };
+  const { value, key, since } = parsed as PollCursor;
+  return { value: String(value), key: Array.isArray(key) ? key : null, since: Number(since) };
+}
+
+/** The key as stored: kept only when JSON gives back the same values to bind (strings and finite numbers). */
+function storableKey(values: unknown[]): Array<string | number> | null {
+  return values.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) ? (values as Array<string | number>) : null;
 }
 
 export interface PollRun {
@@ -79,8 +112,12 @@ export function changesQuery(executor: SqlExecutor, table: TableSchema, changeCo
 export async function runPoll(deps: PollDeps, run: PollRun): Promise<PollOutcome> {
   const { executor, table, space, signal } = run;
   const timeout = { timeoutMs: deps.queryTimeoutMs };
+  const now = deps.now ?? Date.now;
   let cursor = run.cursor;
-  let from: { value: string; key: unknown[] | null } | null = cursor === null ? null : { value: JSON.parse(cursor) as string, key: null };
+  let at = parseCursor(cursor);
+  // The last value's rows again while others stamped alike may still commit; after the last row's key once they cannot.
+  let from: { value: string; key: unknown[] | null } | null = at === null ? null
+    : { value: at.value, key: at.key !== null && now() - at.since >= BOUNDARY_REREAD_MS ? at.key : null };
   let read = 0;
   let written = 0;
   await space.ensureColumns(run.columns);
@@ -95,7 +132,8 @@ export async function runPoll(deps: PollDeps, run: PollRun): Promise<PollOutcome
     const last = rows[rows.length - 1]!;
     const value = String(last[CHANGE_ALIAS]);
     from = { value, key: table.primaryKey.map((c) => last[c]) };
-    cursor = JSON.stringify(value);
+    at = { value, key: storableKey(from.key!), since: at?.value === value && at.since > 0 ? at.since : now() };
+    cursor = JSON.stringify(at);
     if (!(await deps.saveCursor(cursor))) return { status: 'lost' };
     if (rows.length < deps.pageRows) break;
   }

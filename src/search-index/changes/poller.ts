@@ -153,6 +153,7 @@ export class ChangePoller extends ChangeFollowers<ActivePoll> {
           saveCursor: (cursor) => this.deps.tables.pollProgress(entry.id, this.owner, changeColumn, { changeCursor: cursor, pollHeartbeatAt: new Date(this.now()) }),
           pageRows: this.deps.pageRows ?? 5000,
           queryTimeoutMs: this.deps.queryTimeoutMs ?? 30_000,
+          now: this.now,
         },
         {
           executor, table, src: entry.id, space: indexed, changeColumn, cursor: entry.changeCursor,
