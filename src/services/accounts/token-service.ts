@@ -33,7 +33,12 @@ export class TokenService {
    * signature's proof is kept; the session and the user are still checked on every request (AccountsService), so a
    * logout or a disabled account ends the token at once, as before.
    */
-  private readonly verifiedAccess = new LRUCache<string, { claims: TokenClaims; expiresAtMs: number }>({ max: VERIFIED_TOKENS_MAX });
+  private readonly verifiedAccess = new LRUCache<string, TokenClaims>({
+    max: VERIFIED_TOKENS_MAX,
+    // Each entry's own ttl (its token's expiry), checked against the clock at every read, as jose checks `exp`.
+    ttlResolution: 0,
+    perf: { now: () => Date.now() },
+  });
 
   constructor(private readonly jwt: Config['jwt']) {
     this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(jwt.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
@@ -69,10 +74,13 @@ export class TokenService {
 
   async verifyAccess(token: string): Promise<TokenClaims> {
     const known = this.verifiedAccess.get(token);
-    // jose's own rule: a token is expired from the second its `exp` names. Past it, the full check answers (expired).
-    if (known && Date.now() < known.expiresAtMs) return known.claims;
+    if (known) return known;
     const { claims, exp } = await this.verify(token, 'access');
-    this.verifiedAccess.set(token, { claims, expiresAtMs: exp * 1000 });
+    // jose's own rule: a token is expired from the second its `exp` names; from then on the full check answers (expired).
+    // lru-cache still answers at an entry's last millisecond (stale only past its ttl), hence the 1 ms less.
+    // A ttl of 0 would mean no expiry to lru-cache: a token in its last millisecond is not kept at all.
+    const ttl = exp * 1000 - Date.now() - 1;
+    if (ttl > 0) this.verifiedAccess.set(token, claims, { ttl });
     return claims;
   }
 

@@ -31,6 +31,14 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** Started workers on a fake clock at 1,000,000 ms. */
+function startedFollowers(): CountingFollowers {
+  vi.useFakeTimers({ now: 1_000_000 });
+  const followers = new CountingFollowers();
+  followers.start();
+  return followers;
+}
+
 describe('nextPollAt', () => {
   it('when a poll ends within its interval, then the next is due one interval after it started', () => {
     expect(nextPollAt(10_000, 10_300, 1000)).toBe(11_000);
@@ -45,9 +53,7 @@ describe('nextPollAt', () => {
 
 describe('ChangeFollowers.wakeAt', () => {
   it('when a wake is asked for, then what is due is claimed at that time, not at the next regular tick', async () => {
-    vi.useFakeTimers({ now: 1_000_000 });
-    const followers = new CountingFollowers();
-    followers.start();
+    const followers = startedFollowers();
     followers.wake(1_000_700);
     await vi.advanceTimersByTimeAsync(699);
     expect(followers.claims).toBe(0);
@@ -59,9 +65,7 @@ describe('ChangeFollowers.wakeAt', () => {
   });
 
   it('when a wake is already past, then the claim runs at once', async () => {
-    vi.useFakeTimers({ now: 1_000_000 });
-    const followers = new CountingFollowers();
-    followers.start();
+    const followers = startedFollowers();
     followers.wake(999_000);
     await vi.advanceTimersByTimeAsync(0);
     expect(followers.claims).toBe(1);
@@ -69,9 +73,7 @@ describe('ChangeFollowers.wakeAt', () => {
   });
 
   it('when the workers halt, then no wake asked for before runs, nor one asked for after', async () => {
-    vi.useFakeTimers({ now: 1_000_000 });
-    const followers = new CountingFollowers();
-    followers.start();
+    const followers = startedFollowers();
     followers.wake(1_000_500);
     await followers.stop();
     followers.wake(1_000_600);

@@ -70,3 +70,21 @@ describe('TokenService: verified access tokens', () => {
     await expect(tokens.verifyAccess(forged.accessToken)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
 });
+
+describe('TokenService: a token verified in its last millisecond', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('when verified one millisecond before its expiry, then it is not kept, and refused from its expiry on', async () => {
+    vi.useFakeTimers({ now: new Date('2026-11-29T10:00:00Z'), toFake: ['Date'] });
+    const tokens = new TokenService(jwt);
+    const { accessToken } = await tokens.issue('usr_1', 'ses_1', 'jti_1', sessionEnd());
+    vi.setSystemTime(new Date('2026-11-29T10:00:59.999Z'));
+    await expect(tokens.verifyAccess(accessToken)).resolves.toMatchObject({ userId: 'usr_1' });
+    vi.setSystemTime(new Date('2026-11-29T10:01:00Z'));
+    await expect(tokens.verifyAccess(accessToken)).rejects.toMatchObject({ code: 'TOKEN_EXPIRED' });
+    vi.setSystemTime(new Date('2026-11-29T11:00:00Z'));
+    await expect(tokens.verifyAccess(accessToken)).rejects.toMatchObject({ code: 'TOKEN_EXPIRED' });
+  });
+});
