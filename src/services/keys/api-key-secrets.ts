@@ -43,6 +43,15 @@ export function hashSecret(secret: string, pepper: string): string {
   return createHmac('sha256', pepper).update(secret).digest('hex');
 }
 
+/**
+ * A presented secret against one that matched its key's stored hash a moment ago, in constant time: what a key
+ * request checks while its key is cached, instead of an HMAC per request (7 % of a key request's CPU).
+ */
+export function sameSecret(secret: string, verified: Buffer): boolean {
+  const presented = Buffer.from(secret, 'utf8');
+  return presented.length === verified.length && timingSafeEqual(presented, verified);
+}
+
 export function secretMatches(secret: string, storedHash: string, pepper: string): boolean {
   const actual = Buffer.from(hashSecret(secret, pepper), 'hex');
   const expected = Buffer.from(storedHash, 'hex');

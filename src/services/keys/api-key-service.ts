@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids.js';
 import { InitialKeyExistsError, type ApiKeyRecord, type ApiKeyRepository, type NewApiKey } from '../../repositories/api-key-repository.js';
 import type { DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { UserRecord, UserRepository } from '../../repositories/user-repository.js';
-import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, secretMatches, type KeyKind } from './api-key-secrets.js';
+import { hashSecret, keyPrefix, looksLikeApiKey, mintSecret, parseSecret, sameSecret, secretMatches, type KeyKind } from './api-key-secrets.js';
 import type { KeyCaller, UserCaller } from '../callers.js';
 import { KeyCache } from './key-cache.js';
 import { PUBLISHABLE_PERMISSIONS, publishableRestrictions } from './publishable-keys.js';
@@ -248,7 +248,9 @@ export class ApiKeyService {
     const cached = this.deps.cache.get(parsed.publicId);
     const found = cached ? { ...cached, remembered: false } : await this.lookup(parsed.publicId);
     const key = found.key;
-    if (!key || key.environment !== parsed.environment || key.kind !== parsed.kind || !secretMatches(token, key.secretHash, this.deps.pepper)) {
+    // A cached key compares the secret that matched its hash when it was read; any other key is hashed (an HMAC).
+    const matches = (key: ApiKeyRecord) => (cached?.secret ? sameSecret(token, cached.secret) : secretMatches(token, key.secretHash, this.deps.pepper));
+    if (!key || key.environment !== parsed.environment || key.kind !== parsed.kind || !matches(key)) {
       throw new AppError('INVALID_API_KEY', 'The API key is not valid.');
     }
     // Built only for a refusal: most requests pass.
@@ -268,7 +270,7 @@ export class ApiKeyService {
     // A key made before its account's plan was lowered (or before plans existed) acts at the plan's tier.
     const tier = effectiveTier(key.tier, planOfUser(user));
     const effective = tier === key.tier ? key : { ...key, tier };
-    this.deps.cache.set(parsed.publicId, effective, user, readAt);
+    this.deps.cache.set(parsed.publicId, effective, user, readAt, Buffer.from(token, 'utf8'));
     this.deps.cache.lastKnown.remember(parsed.publicId, { key: effective, user }, KeyCache.owners(parsed.publicId, user.id), readAt);
     return { kind: 'key', key: effective, user };
   }

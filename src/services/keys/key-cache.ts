@@ -7,11 +7,18 @@ import type { UserRecord } from '../../repositories/user-repository.js';
 export interface CachedKey {
   key: ApiKeyRecord;
   user: UserRecord;
+  /**
+   * The secret (its UTF-8 bytes) that matched the key's stored hash when the entry was read: a request presenting it
+   * again is compared with it in constant time (api-key-secrets.ts sameSecret). Only in this short cache, never in
+   * the outage memory.
+   */
+  secret?: Buffer;
 }
 
 /**
- * Key records and their owners by public id, so a key request does not read the store every time (the secret is
- * still checked against the stored hash on every request). Entries are dropped the moment a key or its owner
+ * Key records and their owners by public id, so a key request does not read the store every time. The secret is
+ * checked against the stored hash (an HMAC) when an entry is read; while the entry lives (`ttlMs`, seconds), against
+ * the secret that matched, so a key's requests cost no HMAC each. Entries are dropped the moment a key or its owner
  * changes (revoke, regenerate, update, disable) in every process, through the invalidation bus; `ttlMs` bounds
  * how stale an entry can be should a message be lost (Redis down).
  *
@@ -49,8 +56,8 @@ export class KeyCache {
   }
 
   /** Caches what a read that started at `readAt` found, unless the key or its user changed since. */
-  set(publicId: string, key: ApiKeyRecord, user: UserRecord, readAt: number): void {
-    this.cache.set(publicId, { key, user }, KeyCache.owners(publicId, user.id), readAt);
+  set(publicId: string, key: ApiKeyRecord, user: UserRecord, readAt: number, secret?: Buffer): void {
+    this.cache.set(publicId, { key, user, secret }, KeyCache.owners(publicId, user.id), readAt);
   }
 
   /** Drops a key (or a user's keys) from both the cache and the outage memory. */
