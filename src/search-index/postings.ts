@@ -34,6 +34,20 @@ export function bm25Impact(tf: number, length: number, averageLength: number): n
 const BUILD_SLICE_ROWS = 5000;
 const IMPACT_SLICE = 500_000;
 
+/**
+ * Rows kept, best first, of each word held by more rows than this (the "top list"): a one-word query ranks its page
+ * from them without scoring every row that holds the word (a common word's thousands). It covers the rows a natural
+ * search ranks for a page with its feedback (RANK_DEPTH + 1 = 101, index-search.ts), with room for rows of tables
+ * the search leaves out; a search that needs more, or whose tables leave too few of them, scores every row.
+ */
+export const TOP_ROWS = 256;
+
+/** One word's best rows by impact (its score up to the word's weight), best first. */
+interface TopRows {
+  places: Uint32Array;
+  impacts: Float32Array;
+}
+
 /** A ranking from the postings: rows by their place in the version's rows, best first, with their scores. */
 export interface PostingsRanking {
   places: Uint32Array;
@@ -64,6 +78,8 @@ export class TextPostings {
     readonly documents: number,
     /** Their average length in words the index keeps: BM25's avgdl. */
     readonly averageLength: number,
+    /** By stem id, the best TOP_ROWS rows of each stem more rows hold. */
+    private readonly tops: ReadonlyMap<number, TopRows> = new Map(),
   ) {
     this.impacts = impacts;
     this.scratch = new Float64Array(srcOf.length);
@@ -71,7 +87,9 @@ export class TextPostings {
   }
 
   get bytes(): number {
-    return this.starts.byteLength + this.places.byteLength + this.impacts.byteLength + this.srcOf.byteLength + this.scratch.byteLength + this.touched.byteLength;
+    let tops = 0;
+    for (const top of this.tops.values()) tops += top.places.byteLength + top.impacts.byteLength;
+    return this.starts.byteLength + this.places.byteLength + this.impacts.byteLength + this.srcOf.byteLength + this.scratch.byteLength + this.touched.byteLength + tops;
   }
 
   /** The table (`src`) of the row at `place`, without decoding the row's own copy of it. */
@@ -94,6 +112,8 @@ export class TextPostings {
     const { scratch: scores, touched, impacts, places, srcOf } = this;
     const allowedSrc = srcs ? new Uint8Array(this.srcs.length) : null;
     if (allowedSrc) for (const src of srcs!) { const at = this.srcs.indexOf(src); if (at >= 0) allowedSrc[at] = 1; }
+    const fromTop = stems.length === 1 ? this.rankFromTop(stems[0]!, limit, allowedSrc, skip) : null;
+    if (fromTop) return fromTop;
     let count = 0;
     for (const stemmed of stems) {
       const id = this.stemIdOf(stemmed);
@@ -118,6 +138,28 @@ export class TextPostings {
       scores[place] = 0;
     }
     return best.ranked();
+  }
+
+  /**
+   * One stem's best `limit` rows from its top list, when the list holds that many the search may return: a word's
+   * score in a row is its weight times the row's impact, so the rows of most impact are its best. Null otherwise.
+   */
+  private rankFromTop(stemmed: string, limit: number, allowedSrc: Uint8Array | null, skip: Uint8Array | null): PostingsRanking | null {
+    const id = this.stemIdOf(stemmed);
+    const top = id === undefined ? undefined : this.tops.get(id);
+    if (!top || limit > top.places.length) return null;
+    const weight = bm25Weight(this.documents, this.starts[id! + 1]! - this.starts[id!]!);
+    const places = new Uint32Array(limit);
+    const scores = new Float64Array(limit);
+    let found = 0;
+    for (let i = 0; i < top.places.length && found < limit; i++) {
+      const place = top.places[i]!;
+      if ((allowedSrc && !allowedSrc[this.srcOf[place]!]) || (skip && skip[place])) continue;
+      places[found] = place;
+      scores[found] = weight * top.impacts[i]!;
+      found += 1;
+    }
+    return found === limit ? { places, scores } : null;
   }
 }
 
@@ -272,7 +314,22 @@ export async function buildPostings(
     impacts[i] = bm25Impact(tf, lengths[places[i]!]!, averageLength);
     if (i % IMPACT_SLICE === IMPACT_SLICE - 1) await pause();
   }
-  return new TextPostings((stemmed) => words.stemId(stemmed), starts, places, impacts, srcOf, srcs, documents, averageLength);
+  const tops = new Map<number, TopRows>();
+  let offered = 0;
+  for (let s = 0; s < stemCount; s++) {
+    const from = starts[s]!;
+    const to = starts[s + 1]!;
+    if (to - from <= TOP_ROWS) continue;
+    const best = new BestRows(TOP_ROWS);
+    for (let i = from; i < to; i++) best.offer(places[i]!, impacts[i]!);
+    const ranked = best.ranked();
+    tops.set(s, { places: ranked.places, impacts: Float32Array.from(ranked.scores) });
+    if ((offered += to - from) >= IMPACT_SLICE) {
+      offered = 0;
+      await pause();
+    }
+  }
+  return new TextPostings((stemmed) => words.stemId(stemmed), starts, places, impacts, srcOf, srcs, documents, averageLength, tops);
 }
 
 /** Whether a row of no counted words has a text (an empty one, or stop words only): a row to the index all the same. */

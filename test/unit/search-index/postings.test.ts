@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLance } from '../../../src/search-index/lance.js';
 import { MAX_TOKEN_BYTES } from '../../../src/search-index/index-store.js';
 import { queryStems } from '../../../src/search-index/analyzer.js';
-import { buildPostings, type TextPostings } from '../../../src/search-index/postings.js';
+import { buildPostings, TOP_ROWS, type TextPostings } from '../../../src/search-index/postings.js';
 import { FEEDBACK_TEXT_CHARS, RowWordsBuilder } from '../../../src/search-index/row-words.js';
 
 const WORDS = ['harbor', 'harbors', 'engine', 'engines', 'forest', 'market', 'copper', 'signal', 'meadow', 'valley', 'bridge', 'lantern', 'kettle', 'boiling', 'river'];
@@ -86,6 +86,35 @@ describe('TextPostings', () => {
       const expected = await indexRanking('forest market', 60, srcs);
       expectSameRanking(postingsRanking('forest market', 60, srcs), expected, srcs.join());
     }
+  });
+
+  it('when one word held by more rows than its top list is ranked, then its best rows are LanceDB\'s, for any page the list covers', async () => {
+    const holding = (await indexRanking('harbor', ROWS.length)).length;
+    expect(holding).toBeGreaterThan(TOP_ROWS);
+    for (const limit of [1, 10, 101, TOP_ROWS, TOP_ROWS + 1, 600]) {
+      expectSameRanking(postingsRanking('harbor', limit), await indexRanking('harbor', limit), `harbor ${limit}`);
+    }
+  });
+
+  it('when one word is ranked over some tables, then only their rows come, from the top list or, when it holds too few of them, from every row', async () => {
+    for (const [srcs, limit] of [[['itb_b'], 60], [['itb_a'], 60], [['itb_a'], 200], [['itb_missing'], 10]] as const) {
+      const expected = await indexRanking('harbor', limit, [...srcs]);
+      expectSameRanking(postingsRanking('harbor', limit, [...srcs]), expected, `${srcs.join()} ${limit}`);
+    }
+  });
+
+  it('when rows are passed over (changed since the version), then one word\'s best rows are the next ones, as when every row is scored', () => {
+    const stems = [...queryStems('harbor')];
+    const all = postings.rank(stems, 40);
+    const skip = new Uint8Array(ROWS.length);
+    for (const i of [0, 3, 17]) skip[all.places[i]!] = 1;
+    const kept = postings.rank(stems, 37, null, skip);
+    const expected = [...all.places].filter((place) => !skip[place]);
+    expect([...kept.scores]).toEqual([...all.scores].filter((_, i) => !skip[all.places[i]!]));
+    // Rows of equal score may come in any order: the same rows above the last score.
+    const last = kept.scores.at(-1)!;
+    const above = (places: number[], scores: number[]) => places.filter((_, i) => scores[i]! > last).sort((a, b) => a - b);
+    expect(above([...kept.places], [...kept.scores])).toEqual(above(expected, [...all.scores].filter((_, i) => !skip[all.places[i]!])));
   });
 
   it('when a ranked row\'s table is asked for, then it is the row\'s own src', () => {
