@@ -256,7 +256,7 @@ export async function rerankWithFeedback(
     const score = settings.originalWeight * hit.score;
     const text = i < depth ? texts.get(hit.rid) : undefined;
     if (text === undefined || typeof text !== 'string') {
-      out.push({ ...hit, score: text === undefined ? score : score + wordsScore(text, weightOf, averageWords, weighted) });
+      out.push({ ...hit, score: text === undefined ? score : score + wordsScore(text, averageWords, weighted) });
       continue;
     }
     out.push({ ...hit, score: score + feedbackScore(text, weightOf, averageWords, heads) });
@@ -274,10 +274,16 @@ function sampleOf(text: string | RowWords): string | RowWords {
   return typeof text === 'string' ? text.slice(0, FEEDBACK_TEXT_CHARS) : text;
 }
 
-/** The weighted stems of one version's words: by stem id, 0 or 1 + the stem's place in `stems`. */
+/**
+ * The weighted stems of one version's words: by stem id, 0 or 1 + the stem's place in `stems`; by place, each
+ * stem's weight, and a row's count of it while the row is scored (0 between rows), `order` the places counted.
+ */
 interface WeightedStems {
   placeOf: Uint8Array | Uint32Array;
   stems: string[];
+  weights: Float64Array;
+  tf: Float64Array;
+  order: Uint32Array;
 }
 
 /** The weighted stems by their ids in each version's words (found once per search and version). */
@@ -289,10 +295,17 @@ function weightedStemIds(weightOf: Map<string, number>): (words: SpaceWords) => 
       // A typed array over every stem of the version (some 20,000 at 100,000 articles): a row's hundred words are
       // each looked up by index, where a map lookup per word was a tenth of a search's work.
       const size = words.stems.length;
-      weighted = { placeOf: weightOf.size < 255 ? new Uint8Array(size) : new Uint32Array(size), stems: [] };
-      for (const stemmed of weightOf.keys()) {
+      const places = weightOf.size + 1;
+      weighted = {
+        placeOf: weightOf.size < 255 ? new Uint8Array(size) : new Uint32Array(size), stems: [],
+        weights: new Float64Array(places), tf: new Float64Array(places), order: new Uint32Array(places),
+      };
+      for (const [stemmed, weight] of weightOf) {
         const id = words.stemId(stemmed);
-        if (id !== undefined) weighted.placeOf[id] = weighted.stems.push(stemmed);
+        if (id === undefined) continue;
+        const place = weighted.stems.push(stemmed);
+        weighted.placeOf[id] = place;
+        weighted.weights[place] = weight;
       }
       found.set(words, weighted);
     }
@@ -300,20 +313,31 @@ function weightedStemIds(weightOf: Map<string, number>): (words: SpaceWords) => 
   };
 }
 
-/** feedbackScore of a row whose words are counted already: the same sum, in the same order, from its word ids. */
-function wordsScore(row: RowWords, weightOf: Map<string, number>, averageWords: number, weighted: (words: SpaceWords) => WeightedStems): number {
-  const { placeOf, stems } = weighted(row.words);
-  const frequency = new Map<string, number>();
-  if (stems.length > 0) {
-    const { stemOf } = row.words;
-    for (let i = 0; i < row.ids.length; i++) {
-      const place = placeOf[stemOf[row.ids[i]!]!]!;
-      if (place === 0) continue;
-      const stemmed = stems[place - 1]!;
-      frequency.set(stemmed, (frequency.get(stemmed) ?? 0) + row.counts[i]!);
-    }
+/**
+ * feedbackScore of a row whose words are counted already: the same sum, in the same order, from its word ids. A
+ * hundred rows per search pass here: each weighted stem's count is kept by its place in the search's typed arrays,
+ * not in a map per row.
+ */
+function wordsScore(row: RowWords, averageWords: number, weighted: (words: SpaceWords) => WeightedStems): number {
+  const { placeOf, weights, tf, order } = weighted(row.words);
+  const { stemOf } = row.words;
+  let counted = 0;
+  for (let i = 0; i < row.ids.length; i++) {
+    const place = placeOf[stemOf[row.ids[i]!]!]!;
+    if (place === 0) continue;
+    if (tf[place] === 0) order[counted++] = place;
+    tf[place] += row.counts[i]!;
   }
-  return bm25Sum(frequency, weightOf, row.length, row.scale, averageWords);
+  // bm25Sum's sum, term by term in the order first counted.
+  const norm = K1 * (1 - B + (B * row.length * row.scale) / averageWords);
+  let score = 0;
+  for (let k = 0; k < counted; k++) {
+    const place = order[k]!;
+    const frequency = tf[place]! * row.scale;
+    score += (weights[place]! * frequency * (K1 + 1)) / (frequency + norm);
+    tf[place] = 0;
+  }
+  return score;
 }
 
 /**
