@@ -138,17 +138,19 @@ function modelByStemId(space: SpaceWords, rows: Array<{ text: RowWords; score: n
       counts[s] = 0;
     }
   }
-  const model = touched.map((s): [number, number] => [s, weights[s]!]);
+  const kept = bestOf(touched, terms, (a, b) => weights[b]! - weights[a]! || (stems[a]! < stems[b]! ? -1 : 1));
+  const model = kept.map((s): [string, number] => [stems[s]!, weights[s]!]);
   for (const s of touched) weights[s] = 0;
-  const kept = bestOf(model, terms, (a, b) => b[1] - a[1] || (stems[a[0]]! < stems[b[0]]! ? -1 : 1));
-  const keptIds = new Set(kept.map(([s]) => s));
+  // The kept stems marked in `counts` (all 0 again by now) while their spellings are read, then cleared.
+  for (const s of kept) counts[s] = 1;
   for (const { text: row } of rows) {
     for (let i = 0; i < row.ids.length; i++) {
       const id = row.ids[i]!;
-      if (usable[id] && keptIds.has(stemOf[id]!)) spell(stems[stemOf[id]!]!, folded[id]!, row.counts[i]!);
+      if (usable[id] && counts[stemOf[id]!] !== 0) spell(stems[stemOf[id]!]!, folded[id]!, row.counts[i]!);
     }
   }
-  return kept.map(([s, p]) => [stems[s]!, p]);
+  for (const s of kept) counts[s] = 0;
+  return model;
 }
 
 /**
