@@ -31,6 +31,33 @@ export function queryStems(text: string): Set<string> {
 }
 
 /**
+ * Calls `visit` with each run of `text` that may hold words, by character codes: `[start, end)`, whether it holds
+ * capitals (`upper`) and characters beyond ASCII (`wide`: accents, dashes, curly quotes). A run that is neither is one
+ * word of ASCII letters and digits; a wide one is cut into words by the Unicode expression. A `visit` that returns
+ * true stops the walk.
+ */
+export function eachWordSpan(text: string, visit: (start: number, end: number, upper: boolean, wide: boolean) => boolean | void): void {
+  let start = -1;
+  let wide = false;
+  let upper = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if ((c >= 65 && c <= 90) || c > 127) {
+      if (start < 0) start = i;
+      if (c > 127) wide = true;
+      else upper = true;
+    } else if (start >= 0) {
+      if (visit(start, i, upper, wide) === true) return;
+      start = -1;
+      wide = false;
+      upper = false;
+    }
+  }
+}
+
+/**
  * Stems of words seen in rows, kept, for everything that stems a row's words (snippets, heading weights, relevance
  * feedback, the counted words of row-words.ts): the same words recur. A plain map, started over when it holds STEMS_KEPT words so that its memory stays bounded: a
  * least-recently-used cache's bookkeeping on every word of ten rows' snippets and a hundred rows' headings was 0.7 ms
@@ -56,11 +83,16 @@ export function stemOfFolded(folded: string): string {
  * over without stemming, which would otherwise be most of the work (relevance feedback, snippets, headings).
  */
 export function headOf(word: string): number {
-  if (word.length < 2) return -1;
-  const a = word.charCodeAt(0);
-  const b = word.charCodeAt(1);
+  return word.length < 2 ? -1 : headOfCodes(word.charCodeAt(0), word.charCodeAt(1));
+}
+
+/** headOf of a word whose first two character codes, lower-cased, are `a` and `b`. */
+export function headOfCodes(a: number, b: number): number {
   return a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121 ? a * 128 + b : -1;
 }
+
+/** A character code lower-cased, for codes of ASCII letters and digits. */
+export const lowerCode = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 
 /** Whether a folded word may stem to one of `stems` (headOf): false means it cannot, true that it must be stemmed to tell. */
 export function mayStemTo(stems: Iterable<string>): (folded: string) => boolean {
@@ -92,19 +124,33 @@ export function highlightByStems(
 ): { snippet: string; matchedColumns: string[] } {
   const matchedColumns: string[] = [];
   const may = mayStemTo(stems);
+  const heads = new Set([...stems].map(headOf));
   let best: { text: string; index: number; words: number } | null = null;
   for (const column of columns) {
     const text = textOf(fields[column]);
     if (!text) continue;
     const found = new Set<string>();
     let first = -1;
-    for (const match of text.matchAll(WORD)) {
-      const stemmed = matchingStem(match[0], stems, may);
-      if (stemmed === null) continue;
+    // Ten rows' texts per search: cut by character codes, and an ASCII word passed over by its first two letters
+    // (headOf) when they are no query stem's, without cutting it out of the text.
+    const take = (word: string, index: number): boolean => {
+      const stemmed = matchingStem(word, stems, may);
+      if (stemmed === null) return false;
       found.add(stemmed);
-      if (first < 0) first = match.index;
-      if (found.size === stems.size) break;
-    }
+      if (first < 0) first = index;
+      return found.size === stems.size;
+    };
+    eachWordSpan(text, (start, end, _upper, wide) => {
+      if (wide) {
+        for (const match of text.slice(start, end).matchAll(WORD)) if (take(match[0], start + match.index)) return true;
+        return false;
+      }
+      if (end - start >= 2) {
+        const head = headOfCodes(lowerCode(text.charCodeAt(start)), lowerCode(text.charCodeAt(start + 1)));
+        if (head !== -1 && !heads.has(head)) return false;
+      }
+      return take(text.slice(start, end), start);
+    });
     if (first < 0) continue;
     matchedColumns.push(column);
     if (!best || found.size > best.words) best = { text, index: first, words: found.size };

@@ -17,11 +17,11 @@
  * Anserini also drops words found in more than a tenth of all documents; on Cranfield's odd half that filter ranked
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
-import { BM25_B as B, BM25_K1 as K1, headOf, stemOfFolded } from './analyzer.js';
+import { BM25_B as B, BM25_K1 as K1, eachWordSpan, headOf, headOfCodes, lowerCode, stemOfFolded } from './analyzer.js';
 import { bestOf } from './best-of.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
-import { eachFoldedWord, eachFoldedWide, eachWordSpan, FEEDBACK_TEXT_CHARS, RowWordsBuilder, type RowWords, type SpaceWords } from './row-words.js';
+import { eachFoldedWord, eachFoldedWide, FEEDBACK_TEXT_CHARS, RowWordsBuilder, type RowWords, type SpaceWords } from './row-words.js';
 import type { TextStatistics } from './vocabulary.js';
 
 export { FEEDBACK_TEXT_CHARS } from './row-words.js';
@@ -353,8 +353,6 @@ const STOP_CODES = new Set([...FOLDED_STOP_WORDS].map((word) => {
 }));
 const STOP_LETTERS = Math.max(...[...FOLDED_STOP_WORDS].map((word) => word.length));
 
-/** A character code lower-cased, for codes of ASCII letters and digits. */
-const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 
 /**
  * sum over the weighted stems of weight * tf (K1 + 1) / (tf + K1 (1 - B + B |d| / avgdl)), |d| the text's words. A
@@ -390,18 +388,13 @@ function feedbackScore(text: string, weightOf: Map<string, number>, averageWords
     if (letters <= STOP_LETTERS) {
       let code = 0;
       for (let j = start; j < end && code >= 0; j++) {
-        const l = lower(sample.charCodeAt(j));
+        const l = lowerCode(sample.charCodeAt(j));
         code = l >= 97 ? code * 27 + (l - 96) : -1;
       }
       if (code >= 0 && STOP_CODES.has(code)) return;
     }
     length += 1;
-    let head = -1;
-    if (letters >= 2) {
-      const a = lower(sample.charCodeAt(start));
-      const b = lower(sample.charCodeAt(start + 1));
-      if (a >= 97 && a <= 122 && a !== 121 && b >= 97 && b <= 122 && b !== 121) head = a * 128 + b;
-    }
+    const head = letters >= 2 ? headOfCodes(lowerCode(sample.charCodeAt(start)), lowerCode(sample.charCodeAt(start + 1))) : -1;
     if (head === -1 || heads.has(head)) {
       const run = sample.slice(start, end);
       countStem(upper ? run.toLowerCase() : run);

@@ -10,7 +10,7 @@
  * (so every sum runs in the order the text would give it, and the scores are the same to the last bit), each word an
  * id into the version's list of words, which knows its stem and whether the model may use it.
  */
-import { stemOfFolded } from './analyzer.js';
+import { eachWordSpan, stemOfFolded } from './analyzer.js';
 import { foldWord, isFoldedStopWord } from '../search-core/stop-words.js';
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
@@ -29,32 +29,6 @@ function allDigits(word: string): boolean {
     if (c < 48 || c > 57) return false;
   }
   return true;
-}
-
-/**
- * Calls `visit` with each run of `text` that may hold words, by character codes: `[start, end)`, whether it holds
- * capitals (`upper`) and characters beyond ASCII (`wide`: accents, dashes, curly quotes). A run that is neither is one
- * word of ASCII letters and digits; a wide one is cut into words by the Unicode expression.
- */
-export function eachWordSpan(text: string, visit: (start: number, end: number, upper: boolean, wide: boolean) => void): void {
-  let start = -1;
-  let wide = false;
-  let upper = false;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i < text.length ? text.charCodeAt(i) : 32;
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
-      if (start < 0) start = i;
-    } else if ((c >= 65 && c <= 90) || c > 127) {
-      if (start < 0) start = i;
-      if (c > 127) wide = true;
-      else upper = true;
-    } else if (start >= 0) {
-      visit(start, i, upper, wide);
-      start = -1;
-      wide = false;
-      upper = false;
-    }
-  }
 }
 
 /** Calls `visit` with each word of a wide run, folded as the index folds it. */

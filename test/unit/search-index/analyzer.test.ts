@@ -47,6 +47,18 @@ describe('highlightByStems', () => {
     expect(snippet).toBe('Descale the <mark>kettle</mark> with vinegar');
   });
 
+  it('when the first match is deep in a text, in capitals or inside a run of accents and dashes, then the snippet starts just before it', () => {
+    const lead = 'plain words before it '.repeat(20);
+    const cases: Array<[string, string]> = [
+      [`${lead}the MODELS here`, '&hellip; words before it plain words before it plain words before it the <mark>MODELS</mark> here'],
+      [`${lead}a naïve—model here`, '&hellip; before it plain words before it plain words before it a naïve—<mark>model</mark> here'],
+      [`${lead}Modèles—models`, '&hellip; words before it plain words before it plain words before it <mark>Modèles</mark>—<mark>models</mark>'],
+    ];
+    for (const [body, snippet] of cases) {
+      expect(highlightByStems({ title: 'Other', body }, ['title', 'body'], queryStems('model')), body).toEqual({ snippet, matchedColumns: ['body'] });
+    }
+  });
+
   it('when several columns match, then the snippet comes from the one with the most query words, the first on a tie', () => {
     const fields = { name: 'Quiet headphones', description: 'Noise cancelling headphones for long flights' };
     const { snippet, matchedColumns } = highlightByStems(fields, ['name', 'description'], queryStems('headphones for a flight'));
