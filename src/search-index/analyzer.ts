@@ -94,9 +94,17 @@ export function headOfCodes(a: number, b: number): number {
 /** A character code lower-cased, for codes of ASCII letters and digits. */
 export const lowerCode = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 
+/**
+ * The heads (headOf) of `stems`: a word whose head is not among them cannot stem to one of them; a stem no head can
+ * tell is there as -1, and a word of head -1 must always be stemmed to tell.
+ */
+export function stemHeads(stems: Iterable<string>): Set<number> {
+  return new Set([...stems].map(headOf));
+}
+
 /** Whether a folded word may stem to one of `stems` (headOf): false means it cannot, true that it must be stemmed to tell. */
 export function mayStemTo(stems: Iterable<string>): (folded: string) => boolean {
-  const heads = new Set([...stems].map(headOf));
+  const heads = stemHeads(stems);
   return (folded) => {
     const head = headOf(folded);
     return head === -1 || heads.has(head);
@@ -124,7 +132,7 @@ export function highlightByStems(
 ): { snippet: string; matchedColumns: string[] } {
   const matchedColumns: string[] = [];
   const may = mayStemTo(stems);
-  const heads = new Set([...stems].map(headOf));
+  const heads = stemHeads(stems);
   let best: { text: string; index: number; words: number } | null = null;
   for (const column of columns) {
     const text = textOf(fields[column]);

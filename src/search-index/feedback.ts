@@ -17,7 +17,7 @@
  * Anserini also drops words found in more than a tenth of all documents; on Cranfield's odd half that filter ranked
  * lower (docs/benchmarks.md), so the model keeps them, and the stop words the analyzer drops are most of them.
  */
-import { BM25_B as B, BM25_K1 as K1, eachWordSpan, headOf, headOfCodes, lowerCode, stemOfFolded } from './analyzer.js';
+import { BM25_B as B, BM25_K1 as K1, eachWordSpan, headOf, headOfCodes, lowerCode, stemHeads, stemOfFolded } from './analyzer.js';
 import { bestOf } from './best-of.js';
 import { FOLDED_STOP_WORDS, isFoldedStopWord } from '../search-core/stop-words.js';
 import type { IndexHit, IndexSpace, SearchScope, TextQuery } from './index-store.js';
@@ -249,8 +249,7 @@ export async function rerankWithFeedback(
     weightOf.set(term.stem, (1 - settings.originalWeight) * model.queryLength * term.weight * idf);
   }
   const averageWords = stats.averageWords || 1;
-  // A stem keeps its word's first two letters (headOf), unless it is a stem no such key can tell (-1, always checked).
-  const heads = new Set(model.terms.map((t) => headOf(t.stem)));
+  const heads = stemHeads(model.terms.map((t) => t.stem));
   const weighted = weightedStemIds(weightOf);
   const out: IndexHit[] = [];
   let read = 0;
@@ -277,12 +276,12 @@ function sampleOf(text: string | RowWords): string | RowWords {
 }
 
 /**
- * The weighted stems of one version's words: by stem id, 0 or 1 + the stem's place in `stems`; by place, each
- * stem's weight, and a row's count of it while the row is scored (0 between rows), `order` the places counted.
+ * The weighted stems of one version's words: by stem id, 0 or the stem's place (from 1) among those the version
+ * holds; by place, each stem's weight, and a row's count of it while the row is scored (0 between rows), `order` the
+ * places counted.
  */
 interface WeightedStems {
   placeOf: Uint8Array | Uint32Array;
-  stems: string[];
   weights: Float64Array;
   tf: Float64Array;
   order: Uint32Array;
@@ -299,13 +298,14 @@ function weightedStemIds(weightOf: Map<string, number>): (words: SpaceWords) => 
       const size = words.stems.length;
       const places = weightOf.size + 1;
       weighted = {
-        placeOf: weightOf.size < 255 ? new Uint8Array(size) : new Uint32Array(size), stems: [],
+        placeOf: weightOf.size < 255 ? new Uint8Array(size) : new Uint32Array(size),
         weights: new Float64Array(places), tf: new Float64Array(places), order: new Uint32Array(places),
       };
+      let place = 0;
       for (const [stemmed, weight] of weightOf) {
         const id = words.stemId(stemmed);
         if (id === undefined) continue;
-        const place = weighted.stems.push(stemmed);
+        place += 1;
         weighted.placeOf[id] = place;
         weighted.weights[place] = weight;
       }
