@@ -9,6 +9,8 @@ export type StoreKind = 'sqlite' | 'postgres';
 
 export interface Config {
   port: number;
+  /** WORKERS: server processes sharing the port (1: this process serves alone). */
+  workers: number;
   host: string;
   env: 'development' | 'test' | 'production';
   dataDir: string;
@@ -128,6 +130,8 @@ export const environmentSchema = z.object({
     .meta(doc({ default: '3000', meaning: 'TCP port the server listens on (0-65535; 0 picks a free port).' })),
   HOST: z.string().refine((host) => isIP(host) !== 0 || /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(host), { error: 'must be an IP address or a host name' }).default('127.0.0.1')
     .meta(doc({ default: '127.0.0.1', meaning: 'Interface to listen on; `0.0.0.0` to accept connections from other machines.' })),
+  WORKERS: wholeNumber(1, 64).default(1)
+    .meta(doc({ default: '1', meaning: 'Server processes on this machine, sharing PORT (Node\'s cluster): one per core uses every core for searches, each with its own memory of the index (`INDEX_ROW_CACHE_MB` and LanceDB\'s caches apiece). Above 1 it needs `REDIS_URL` and a PostgreSQL `DATABASE_URL`, which the processes share as several machines would (1-64).' })),
   NODE_ENV: oneOf(['development', 'test', 'production']).default('development')
     .meta(doc({ default: 'development', meaning: '`development`, `test` or `production`. Production refuses private database hosts unless allowed.' })),
   DATA_DIR: z.string().default('./data')
@@ -261,6 +265,13 @@ const checkedSchema = environmentSchema.superRefine((env, context) => {
     context.addIssue({ code: 'custom', message: 'EMBEDDINGS_PROVIDER=remote needs EMBEDDINGS_URL and EMBEDDINGS_MODEL' });
   }
   for (const problem of objectStoreProblems(env)) context.addIssue({ code: 'custom', message: problem });
+  if (typeof env.WORKERS === 'number' && env.WORKERS > 1) {
+    // The workers are separate processes: in-memory rate limits, caches and invalidations would each be one worker's.
+    if (!env.REDIS_URL) context.addIssue({ code: 'custom', message: 'WORKERS above 1 needs REDIS_URL: the processes share rate limits, cached results and invalidations through Redis' });
+    if (typeof env.DATABASE_URL !== 'string' || !/^postgres(ql)?:/.test(env.DATABASE_URL)) {
+      context.addIssue({ code: 'custom', message: 'WORKERS above 1 needs a postgres:// DATABASE_URL: the embedded SQLite store serves one process' });
+    }
+  }
   const keep = env.INDEX_KEEP_VERSIONS_MS;
   const needed = Number(env.INDEX_READ_CONSISTENCY_MS) + Number(env.SEARCH_TIMEOUT_MS);
   if (typeof keep === 'number' && Number.isFinite(needed) && keep < needed) {
@@ -369,6 +380,7 @@ export function loadConfig(env: Env = process.env): Config {
   const generated = needsGenerated ? loadOrCreateSecrets(dataDir) : null;
   return {
     port: settings.PORT,
+    workers: settings.WORKERS,
     host: settings.HOST,
     env: settings.NODE_ENV,
     dataDir,

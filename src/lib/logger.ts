@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -6,7 +7,8 @@ export type { Logger };
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino({
     level,
-    base: { service: 'quarry' },
+    // A worker of several (WORKERS) says which one it is.
+    base: { service: 'quarry', ...(cluster.isWorker && { pid: process.pid }) },
     redact: {
       paths: ['req.headers.authorization', 'password', '*.password', '*.newPassword', '*.currentPassword', '*.secretKey', '*.refreshToken',
         // The index's object store credentials (config.index.storageOptions), wherever a config or its part is logged.

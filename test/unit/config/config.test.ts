@@ -155,6 +155,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATA_DIR: dataDir(), INDEX_KEEP_VERSIONS_MS: '6000' }).index.keepVersionsMs).toBe(6000);
   });
 
+  it('when WORKERS is not set, then one process serves; above 1, the start stops unless Redis and a PostgreSQL store are set', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).workers).toBe(1);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), WORKERS: '2' }))
+      .toThrow(/WORKERS above 1 needs REDIS_URL[\s\S]*WORKERS above 1 needs a postgres:\/\/ DATABASE_URL/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'sqlite:/tmp/q.sqlite' }))
+      .toThrow(/WORKERS above 1 needs a postgres:\/\/ DATABASE_URL: the embedded SQLite store serves one process/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), WORKERS: '0' })).toThrow(/WORKERS must be a whole number from 1 to 64\./);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), WORKERS: 'auto' })).toThrow(/WORKERS must be a whole number from 1 to 64, got "auto"/);
+    const config = loadConfig({ DATA_DIR: dataDir(), WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/quarry' });
+    expect(config.workers).toBe(2);
+  });
+
   it('when NODE_ENV is production, then private database hosts are refused unless allowed', () => {
     expect(loadConfig({ DATA_DIR: dataDir(), NODE_ENV: 'production' }).dbAllowPrivateHosts).toBe(false);
     expect(loadConfig({ DATA_DIR: dataDir() }).dbAllowPrivateHosts).toBe(true);
