@@ -18,6 +18,11 @@
  *   every Quarry answer's Server-Timing header is kept, to say where a search's time went. Throughput at
  *   concurrency 4 and 16 runs each system for a fixed number of requests, in rotating rounds; the median round is
  *   printed, with the p99 of all its requests.
+ * - Quarry is asked over node:http with keep-alive connections (one for concurrency 1, one per caller otherwise), as
+ *   Sphinx over its own protocol: the client shares the cores with the servers, and fetch cost it 2.5 times the CPU.
+ * - A Quarry with `WORKERS` above 1 (`--compare-env WORKERS=2`) gets a PostgreSQL store of its own (dropped after) and
+ *   Redis, as that setting needs; its workers' event loops are probed each (the worst printed), its rows counted held
+ *   once every worker logged them, and its RSS is the sum of its processes'.
  * - The event loop's delay (p99, max) of each Quarry per phase; RSS (now and peak) of every server after the run.
  */
 import { execFileSync } from 'node:child_process';
@@ -31,9 +36,12 @@ import {
   MILLION_TABLE, verboseQueries,
 } from './bench-corpus.js';
 import { spawnServer, type ServerProcess } from '../../lib/spawn-server.js';
-import { peakRssOf, rssOf, startSphinx } from './sphinx.js';
+import { childPids, rssOf, startSphinx, treePeakRssOf, treeRssOf } from './sphinx.js';
 import { median, percentile } from './stats.js';
 import { setAccount } from '../../lib/store-admin.js';
+import { keepAliveAgent, postJson } from './http-post.js';
+import type { Agent } from 'node:http';
+import { freshPostgresDatabase, redisUrl } from '../../lib/stores.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const LOOP_PROBE = join(root, 'scripts/bench/lib/loop-probe.mjs');
@@ -125,6 +133,8 @@ interface LoopReading {
 
 /** How long the object store's process may take to hold a 100,000-row space's rows (about 230 MB from the store). */
 const ROWS_HELD_TIMEOUT_MS = 300_000;
+/** Searches sent at once while waiting for a Quarry's rows to be held. */
+const WARM_CALLERS = 4;
 
 /**
  * What a Quarry's log says of its space's rows in memory: the last version it read that has rows (a space is logged
@@ -162,6 +172,8 @@ interface Contender {
   /** bytes: null for an index that is not in a local folder. */
   index: { seconds: number; bytes: number | null };
   pid: number;
+  /** The processes that answer searches: a Quarry's workers (WORKERS > 1), else its one process. */
+  servingPids(): number[];
   /** What the server logged so far (Quarry only). */
   output?(): string;
   /** Whether its version counts its rows' words once held (row-words.ts), to wait for them too. */
@@ -193,27 +205,37 @@ export function treeBytes(dir: string): number {
   return sum;
 }
 
-/** scripts/bench/lib/loop-probe.mjs's reading: SIGUSR2, then its next `LOOP-PROBE {json}` line on stderr. */
-async function readLoopProbe(server: ServerProcess): Promise<LoopReading> {
+/**
+ * scripts/bench/lib/loop-probe.mjs's reading: SIGUSR2 to each serving process, then each one's next
+ * `LOOP-PROBE {json}` line on stderr; of several workers, the worst of each figure.
+ */
+async function readLoopProbe(server: ServerProcess, pids: number[]): Promise<LoopReading> {
   const seen = server.output().length;
-  server.child.kill('SIGUSR2');
+  for (const pid of pids) process.kill(pid, 'SIGUSR2');
   for (let waited = 0; waited < 5000; waited += 20) {
-    const line = /LOOP-PROBE (\{.*\})/.exec(server.output().slice(seen));
-    if (line) return JSON.parse(line[1]!) as LoopReading;
+    const lines = [...server.output().slice(seen).matchAll(/LOOP-PROBE (\{.*\})/g)].map((m) => JSON.parse(m[1]!) as LoopReading);
+    if (lines.length >= pids.length) {
+      return { p50: Math.max(...lines.map((l) => l.p50)), p99: Math.max(...lines.map((l) => l.p99)), max: Math.max(...lines.map((l) => l.max)) };
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('the event-loop probe did not answer');
 }
 
 /** A Quarry server (this checkout, or `cwd`'s) with one account, one key and the table synced. */
-async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string, env: Record<string, string> = {}): Promise<Contender> {
+async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string, given: Record<string, string> = {}): Promise<Contender> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-anchor-'));
+  // Several workers share a PostgreSQL store and Redis (README: WORKERS): a store of its own for this run.
+  const store = Number(given.WORKERS ?? 1) > 1 && !given.DATABASE_URL ? await freshPostgresDatabase() : null;
+  const env: Record<string, string> = { ...(store && { DATABASE_URL: store.url, REDIS_URL: given.REDIS_URL ?? redisUrl }), ...given };
+  const storeUrl = env.DATABASE_URL ?? `sqlite:${join(dataDir, 'quarry.sqlite')}`;
   // LOG_LEVEL info, the server's default: its log says when a space's rows are held (untilRowsHeld), and it writes
   // an access line per request as `npm start` does.
   const server = await spawnServer(
     { DATA_DIR: dataDir, RATE_LIMIT_ENABLED: 'false', SEARCH_CACHE_TTL_MS: '0', NODE_ENV: 'development', LOG_LEVEL: 'info', ...env },
     { built: true, cwd, nodeArgs: ['--import', LOOP_PROBE] },
   );
+  const servingPids = () => (Number(env.WORKERS ?? 1) > 1 ? childPids(server.child.pid!) : [server.child.pid!]);
   try {
     const call = async (method: string, path: string, token: string | null, body?: unknown) => {
       const res = await fetch(`${server.url}${path}`, {
@@ -223,7 +245,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
     };
     const email = `anchor-${Date.now()}@example.com`;
     const registered = await call('POST', '/api/v1/auth/register', null, { email, password: 'correct-horse-42', name: 'anchor' });
-    await setAccount(`sqlite:${join(dataDir, 'quarry.sqlite')}`, email, { plan: 'enterprise' });
+    await setAccount(storeUrl, email, { plan: 'enterprise' });
     const token = registered.body.data.tokens.accessToken as string;
     const key = (await call('POST', '/api/v1/keys', token, { name: 'anchor', environment: 'live', permissions: ['search'], rateLimitTier: 'enterprise' })).body.data.secretKey as string;
 
@@ -242,23 +264,30 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
     }
     const seconds = (performance.now() - connectedAt) / 1000;
 
-    const search = async (words: string[]): Promise<Sample> => {
+    // One connection for the searches one at a time; each set of concurrent callers gets connections of its own.
+    const searchOn = (agent: Agent) => async (words: string[]): Promise<Sample> => {
       const t0 = performance.now();
-      const res = await fetch(`${server.url}/api/v1/search`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query: words.join(' '), databases: [id], limit: LIMIT }),
-      });
-      const body = await res.json() as { data?: { databases: Array<{ source: string }> } };
+      const res = await postJson(agent, `${server.url}/api/v1/search`, { query: words.join(' '), databases: [id], limit: LIMIT }, { authorization: `Bearer ${key}` });
       const ms = performance.now() - t0;
+      const body = res.body as { data?: { databases: Array<{ source: string }> } };
       if (res.status !== 200 || body.data?.databases[0]?.source !== 'index') throw new Error(`${name} search: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-      return { ms, stages: parseServerTiming(res.headers.get('server-timing')) };
+      const timing = res.headers['server-timing'];
+      return { ms, stages: parseServerTiming(typeof timing === 'string' ? timing : null) };
     };
+    const single = keepAliveAgent(1);
+    const search = searchOn(single);
     return {
       name,
       search,
-      callers: async (n) => ({ searchers: Array.from({ length: n }, () => async (words: string[]) => void (await search(words))), close: async () => {} }),
-      loop: () => readLoopProbe(server),
+      callers: async (n) => {
+        const agent = keepAliveAgent(n);
+        const searchOnAgent = searchOn(agent);
+        return { searchers: Array.from({ length: n }, () => async (words: string[]) => void (await searchOnAgent(words))), close: async () => agent.destroy() };
+      },
+      loop: () => readLoopProbe(server, servingPids()),
       index: { seconds, bytes: env.INDEX_URI ? null : treeBytes(join(dataDir, 'index')) },
       pid: server.child.pid!,
+      servingPids,
       output: () => server.output(),
       // A checkout that counts its rows' words (row-words.ts) is measured once they are counted, as a server that has run a while.
       countsWords: existsSync(join(cwd ?? process.cwd(), 'src/search-index/row-words.ts')),
@@ -266,6 +295,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
       async stop() {
         await server.stop();
         rmSync(dataDir, { recursive: true, force: true });
+        await store?.drop();
       },
     };
   } catch (error) {
@@ -273,6 +303,7 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
     console.error(`${name}: ${server.child.exitCode ?? server.child.signalCode ?? 'running'}; its last output:\n${server.output().slice(-3000)}`);
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    await store?.drop();
     throw error;
   }
 }
@@ -283,11 +314,20 @@ async function startQuarry(name: string, table: string, pgUrl: URL, cwd?: string
  */
 async function untilRowsHeld(contender: Contender, queries: string[][]): Promise<string> {
   const started = performance.now();
-  for (let i = 0; performance.now() - started < ROWS_HELD_TIMEOUT_MS; i++) {
-    const said = heldState(contender.output?.() ?? '', contender.countsWords === true, contender.buildsPostings === true);
-    if (said) return `${said} after ${((performance.now() - started) / 1000).toFixed(1)} s of searches`;
-    await contender.search(queries[i % queries.length]!);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // Several callers on connections of their own, so that they reach several workers (a cluster hands out connections).
+  const { searchers, close } = await contender.callers(WARM_CALLERS);
+  try {
+    for (let i = 0; performance.now() - started < ROWS_HELD_TIMEOUT_MS; i += WARM_CALLERS) {
+      // Each worker logs its own holding (pino's pid); all must have held theirs. One process logs no pid.
+      const output = contender.output?.() ?? '';
+      const linesOf = (pid: number) => (pid === contender.pid ? output : output.split('\n').filter((line) => line.includes(`"pid":${pid},`)).join('\n'));
+      const states = contender.servingPids().map((pid) => heldState(linesOf(pid), contender.countsWords === true, contender.buildsPostings === true));
+      if (states.every((said) => said !== null)) return `${states[0]} after ${((performance.now() - started) / 1000).toFixed(1)} s of searches`;
+      await Promise.all(searchers.map((search, k) => search(queries[(i + k) % queries.length]!)));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await close();
   }
   throw new Error(`${contender.name}: its rows were not held in memory within ${ROWS_HELD_TIMEOUT_MS / 1000} s:\n${contender.output?.().slice(-2000)}`);
 }
@@ -314,6 +354,7 @@ async function startSphinxContender(table: string, pgUrl: URL): Promise<Contende
     loop: async () => null,
     index: { seconds: sphinx.indexed.seconds, bytes: sphinx.indexed.bytes },
     pid: sphinx.pid,
+    servingPids: () => [sphinx.pid],
     stop: () => sphinx.stop(),
   };
 }
@@ -501,9 +542,9 @@ export async function runAnchor(options: AnchorOptions): Promise<void> {
     console.log(`\n| index | rows/s | seconds | index on disk MB | RSS after the run MB | peak RSS MB |${targets.rssMb === null ? '' : ' target |'}`);
     console.log(`|---|---|---|---|---|---|${targets.rssMb === null ? '' : '---|'}`);
     for (const c of contenders) {
-      const rss = rssOf(c.pid);
+      const rss = treeRssOf(c.pid);
       const rssTarget = targets.rssMb === null ? '' : c === sphinx ? ' |' : ` RSS <= ${targets.rssMb} MB: ${verdict(rss <= targets.rssMb * 1048576)} |`;
-      console.log(`| ${c.name} | ${Math.round(rows / c.index.seconds)} | ${c.index.seconds.toFixed(1)} | ${c.index.bytes === null ? '-' : mb(c.index.bytes)} | ${mb(rss)} | ${mb(peakRssOf(c.pid))} |${rssTarget}`);
+      console.log(`| ${c.name} | ${Math.round(rows / c.index.seconds)} | ${c.index.seconds.toFixed(1)} | ${c.index.bytes === null ? '-' : mb(c.index.bytes)} | ${mb(rss)} | ${mb(treePeakRssOf(c.pid))} |${rssTarget}`);
     }
     console.log(`\nLatency at concurrency 1, ${requests} queries per set after ${WARMUP} warm-up, taking turns (ms)\n`);
     console.log('| set | system | p50 | p99 | p50 / Sphinx | target |');
