@@ -68,25 +68,26 @@ export async function startWorkers(config: Config, logger: Logger): Promise<Work
       delay = now - lastDeath < RESTART_WINDOW_MS ? Math.min(delay * 2, MAX_RESTART_DELAY_MS) : RESTART_DELAY_MS;
       lastDeath = now;
       logger.error({ pid: worker.process.pid, code, signal, restartInMs: delay }, 'a worker stopped: starting another');
+      // Not unref'd: with every worker dead, this timer is what keeps the primary alive to start them again.
       setTimeout(() => {
         if (!stopping) fork();
-      }, delay).unref();
+      }, delay);
     });
   };
 
-  const stop = async (): Promise<number> => {
-    if (!stopping) {
-      stopping = true;
-      const exited = new Promise<void>((resolve) => {
-        allExited = resolve;
-      });
-      if (workers.size === 0) allExited();
-      // Each worker finishes its in-flight requests and flushes what it recorded (main.ts), within SHUTDOWN_TIMEOUT_MS.
-      for (const worker of workers) worker.process.kill('SIGTERM');
-      await exited;
-    }
+  let stopped: Promise<number> | null = null;
+  // Once: a signal during a failed start waits for the same workers' exits.
+  const stop = (): Promise<number> => (stopped ??= (async () => {
+    stopping = true;
+    const exited = new Promise<void>((resolve) => {
+      allExited = resolve;
+    });
+    if (workers.size === 0) allExited();
+    // Each worker finishes its in-flight requests and flushes what it recorded (main.ts), within SHUTDOWN_TIMEOUT_MS.
+    for (const worker of workers) worker.process.kill('SIGTERM');
+    await exited;
     return failedExit ? 1 : 0;
-  };
+  })());
 
   const started = new Promise<void>((resolve, reject) => {
     allListening = resolve;

@@ -121,6 +121,18 @@ describe('WORKERS=2', () => {
     expect([...servedBy(answers.map((a) => a.body.meta.requestId))].sort()).toEqual(workerPids().sort());
   }, 120_000);
 
+  it('when every worker is killed at once, then the primary lives on and starts them all again', async () => {
+    const killed = workerPids();
+    for (const pid of killed) process.kill(pid, 'SIGKILL');
+    const listening = (pid: number) => server.output().split('\n').some((line) => line.includes(`"pid":${pid},`) && line.includes('Quarry listening on'));
+    await until(() => {
+      const now = workerPids();
+      return now.length === 2 && now.every((pid) => !killed.includes(pid) && listening(pid));
+    }, 90_000);
+    expect(server.child.exitCode).toBeNull();
+    expect((await getOnNewConnection('/api/v1/auth/profile', owner.token)).status).toBe(200);
+  }, 120_000);
+
   it('when the primary is told to stop, then every worker stops and the primary exits 0', async () => {
     const workers = workerPids();
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
