@@ -951,8 +951,9 @@ export interface paths {
          *     key and text columns into its own search index (one index per user and environment, so a term weighs the same
          *     whichever database holds the row) and answers natural, semantic and hybrid searches from it. A table is
          *     synced when the connection is made, on the connection's schedule (`indexing.syncIntervalMinutes`, default
-         *     every 60 minutes) and on demand (`syncDatabaseIndex`). Until its first sync finishes (`state` `pending`) a
-         *     table is searched live, by its database's own full-text search.
+         *     every 60 minutes, counted from the sync that starts it: the connection made, indexing turned on, another
+         *     database named, or the interval changed; `nextSyncAt`) and on demand (`syncDatabaseIndex`). Until its first
+         *     sync finishes (`state` `pending`) a table is searched live, by its database's own full-text search.
          *
          *     `state`: `ready` (searchable from the index; `sourceAsOf` says how fresh it is), `pending` (first sync queued
          *     or running), `failed` (the first sync failed: see `job.error`; a table whose later sync fails stays `ready`
@@ -2326,7 +2327,7 @@ export interface components {
                     bytes: number;
                 } | null;
                 syncIntervalMinutes: number | null;
-                /** @description When the schedule next syncs every table; null without a schedule or before the first scheduled run is planned. */
+                /** @description When the schedule next syncs every table: one interval after the sync that started the schedule (the connection made, indexing turned on, another database named) or after the interval was changed. Null without a schedule (no interval, or indexing off). */
                 nextSyncAt: components["schemas"]["NullableTimestamp"];
                 rowLimit: number;
                 tables: components["schemas"]["IndexedTable"][];

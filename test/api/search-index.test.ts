@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { databaseConnectionRepository } from '../../src/repositories/database-connection-repository.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
 import { waitForIndex } from '../support/indexing.js';
 import { grantPlan } from '../support/operator.js';
@@ -113,17 +114,43 @@ describe('searchDatabases from the index', () => {
 });
 
 describe('the sync schedule', () => {
-  it('when a connection is due, then the schedule queues one sync of each table, once however often it runs', async () => {
+  const nextSyncAt = async () => Date.parse((await t.client.get(`/api/v1/databases/${catalog.id}/index`, as())).body.data.nextSyncAt);
+
+  it('when a connection is made, then its connect sync is the schedule\'s first and the next is one interval later', async () => {
+    const due = await nextSyncAt();
+    expect(due - Date.now()).toBeGreaterThan(55 * 60_000);
+    expect(due - Date.now()).toBeLessThanOrEqual(60 * 60_000);
+    expect(await t.server.services.searchIndex.schedule.runSchedule()).toBe(0);
+  });
+
+  it('when the interval changes, then the schedule starts again from now, without a sync right away', async () => {
     const update = await t.client.put(`/api/v1/databases/${catalog.id}`, { indexing: { syncIntervalMinutes: 5 } }, as());
     expect(update.status).toBe(200);
     expect(update.body.data.database.indexing).toEqual({ enabled: true, syncIntervalMinutes: 5 });
+    const due = await nextSyncAt();
+    expect(due - Date.now()).toBeGreaterThan(4 * 60_000);
+    expect(due - Date.now()).toBeLessThanOrEqual(5 * 60_000);
+    expect(await t.server.services.searchIndex.schedule.runSchedule()).toBe(0);
+  });
+
+  it('when a connection is due, then the schedule queues one sync of each table, once however often it runs', async () => {
+    // Five minutes on: the connection's next sync is past.
+    await databaseConnectionRepository.update(catalog.id, { nextSyncAt: new Date(Date.now() - 1000) });
     const schedule = t.server.services.searchIndex.schedule;
     const [first, second] = await Promise.all([schedule.runSchedule(), schedule.runSchedule()]);
     expect(first + second).toBe(1);
     const products = (await waitForIndex(t.client, owner.token, catalog.id)).find((table) => table.table === 'products');
     expect(products?.job).toMatchObject({ status: 'done', trigger: 'schedule', rowsWritten: 0, rowsSkipped: 4 });
-    const index = await t.client.get(`/api/v1/databases/${catalog.id}/index`, as());
-    expect(Date.parse(index.body.data.nextSyncAt) - Date.now()).toBeGreaterThan(4 * 60_000);
+    expect((await nextSyncAt()) - Date.now()).toBeGreaterThan(4 * 60_000);
   });
 
+  it('when indexing is turned on, then its sync of every table starts the schedule', async () => {
+    const on = await t.client.put(`/api/v1/databases/${notes.id}`, { indexing: { enabled: true } }, as());
+    expect(on.status).toBe(200);
+    const index = await t.client.get(`/api/v1/databases/${notes.id}/index`, as());
+    expect(Date.parse(index.body.data.nextSyncAt) - Date.now()).toBeGreaterThan(55 * 60_000);
+    const tables = await waitForIndex(t.client, owner.token, notes.id);
+    expect(tables[0]?.job).toMatchObject({ status: 'done', trigger: 'settings' });
+    expect(await t.server.services.searchIndex.schedule.runSchedule()).toBe(0);
+  });
 });

@@ -46,10 +46,21 @@ export interface DatabaseDeps {
   onError(error: unknown): void;
   /** Called when a user's list of connections changes (one added or removed), for `User.connectedDatabases`. */
   onConnectionsOfUserChanged(userId: string): void;
+  now?: () => number;
 }
 
 /** Fields whose change means a different database: they are tested again before an update is saved. */
 const connectionFields = ['host', 'port', 'database', 'username', 'password', 'ssl'] as const;
+
+/**
+ * When a schedule that starts now next syncs: one interval on. A schedule starts with a sync of every table (the
+ * connection is made, indexing turned on, another database named) or when its interval changes; a scheduled sync
+ * right after the sync that started it would read every table again for nothing (at a million rows, minutes of the
+ * user's database and of Quarry's). Null: no schedule.
+ */
+export function nextScheduledSync(now: number, minutes: number | null): Date | null {
+  return minutes === null ? null : new Date(now + minutes * 60_000);
+}
 
 function invalid(path: string, message: string): AppError {
   return validationError([{ location: 'body', path, message }]);
@@ -57,7 +68,11 @@ function invalid(path: string, message: string): AppError {
 
 /** Connected databases: owner-scoped CRUD, tested before saving, credentials encrypted at rest. */
 export class DatabaseService {
-  constructor(private readonly deps: DatabaseDeps) {}
+  private readonly now: () => number;
+
+  constructor(private readonly deps: DatabaseDeps) {
+    this.now = deps.now ?? Date.now;
+  }
 
   toDatabase(record: DatabaseConnectionRecord): Database {
     return {
@@ -100,6 +115,7 @@ export class DatabaseService {
     };
     const test = await this.testSettings(await this.saveable(draft, caller.user.id));
     const id = newId('db');
+    const syncIntervalMinutes = input.indexing?.syncIntervalMinutes === undefined ? 60 : input.indexing.syncIntervalMinutes;
     const record = await this.deps.connections.create({
       id,
       userId: caller.user.id,
@@ -108,8 +124,9 @@ export class DatabaseService {
       environment: input.environment ?? 'live',
       ...this.testedSettings(draft, id, test.testedAt),
       indexEnabled: input.indexing?.enabled ?? true,
-      syncIntervalMinutes: input.indexing?.syncIntervalMinutes === undefined ? 60 : input.indexing.syncIntervalMinutes,
-      nextSyncAt: null,
+      syncIntervalMinutes,
+      // The connect sync is the schedule's first.
+      nextSyncAt: nextScheduledSync(this.now(), syncIntervalMinutes),
     });
     this.deps.onConnectionsOfUserChanged(caller.user.id);
     await this.deps.lifecycle.connected(record).catch((error: unknown) => this.deps.onError(error));
@@ -135,10 +152,7 @@ export class DatabaseService {
     if (input.name !== undefined) changes.name = input.name.trim();
     if (input.environment !== undefined) changes.environment = input.environment;
     if (input.indexing?.enabled !== undefined) changes.indexEnabled = input.indexing.enabled;
-    if (input.indexing?.syncIntervalMinutes !== undefined) {
-      changes.syncIntervalMinutes = input.indexing.syncIntervalMinutes;
-      changes.nextSyncAt = null; // the new schedule starts now
-    }
+    if (input.indexing?.syncIntervalMinutes !== undefined) changes.syncIntervalMinutes = input.indexing.syncIntervalMinutes;
     if (reconnects) {
       const draft = {
         engine: record.engine,
@@ -156,6 +170,12 @@ export class DatabaseService {
         schemaCache: null,
         schemaDiscoveredAt: null,
       } satisfies DatabaseConnectionChanges);
+    }
+    // The schedule starts again now when its interval changes or a sync of every table follows this change
+    // (connection-lifecycle: indexing turned on, another database or environment).
+    const resyncs = (changes.indexEnabled === true && !record.indexEnabled) || reconnects || (changes.environment !== undefined && changes.environment !== record.environment);
+    if (changes.syncIntervalMinutes !== undefined || resyncs) {
+      changes.nextSyncAt = nextScheduledSync(this.now(), changes.syncIntervalMinutes !== undefined ? changes.syncIntervalMinutes : record.syncIntervalMinutes);
     }
     const updated = await this.deps.connections.update(id, changes);
     if (reconnects) await this.deps.pools.close(id);
