@@ -27,6 +27,7 @@ import { rowsTable } from './arrow-rows.js';
 import { placesByRid, ROW_COLUMNS, type Utf8Data, type VersionRows, VersionRowsBuilder } from './row-cache.js';
 import { worthRecording, WrittenSince, type WrittenRow } from './written-rows.js';
 import { SpaceVocabulary, VocabularyBuilder } from './vocabulary.js';
+import { SeenVersion } from './seen-version.js';
 import { countRowWords, type RowWords } from './row-words.js';
 import { buildPostings } from './postings.js';
 import { MAX_TOKEN_BYTES, queryStems } from './analyzer.js';
@@ -455,6 +456,8 @@ export class IndexStore {
   private readonly vocabularies = new Map<string, VocabularyState>();
   private readonly rowStates = new Map<string, RowsState>();
   private readonly columnStates = new Map<string, ColumnsState>();
+  /** Each space's version as last read (seen-version.ts), shared by its searches and the reading of its rows. */
+  private readonly versionStates = new Map<string, SeenVersion>();
   private readonly writtenStates = new Map<string, WrittenSince>();
   private readonly budget: VocabularyBudget = {
     maxTerms: VOCABULARY_MAX_TERMS,
@@ -486,7 +489,8 @@ export class IndexStore {
     this.connecting ??= loadLance().then(({ lancedb }) => {
       if (caches) this.session = new lancedb.Session(BigInt(caches.index), BigInt(caches.metadata));
       return lancedb.connect(this.options.uri, {
-        readConsistencyInterval: this.options.readConsistencySeconds,
+        // Nine tenths of the setting: a version read is reused for the last tenth (seen-version.ts).
+        readConsistencyInterval: this.options.readConsistencySeconds * 0.9,
         storageOptions: this.options.storageOptions,
         ...(this.session ? { session: this.session } : {}),
       });
@@ -523,21 +527,23 @@ export class IndexStore {
     if (!opened) return null;
     let words = this.vocabularies.get(name);
     if (!words) this.vocabularies.set(name, (words = noVocabulary()));
-    if (isObjectStore(this.options.uri)) this.prewarm(name, opened);
-    const rows = this.cacheRows(name, opened);
+    let seen = this.versionStates.get(name);
+    if (!seen) this.versionStates.set(name, (seen = new SeenVersion(this.options.readConsistencySeconds * 100)));
+    if (isObjectStore(this.options.uri)) this.prewarm(name, opened, seen);
+    const rows = this.cacheRows(name, opened, seen);
     let columns = this.columnStates.get(name);
     if (!columns) this.columnStates.set(name, (columns = { of: null }));
     const pinned = <T>(version: number, read: (table: Table) => Promise<T>) => this.pinned(name, version, read);
     let written = this.writtenStates.get(name) ?? null;
     if (!written && rows) this.writtenStates.set(name, (written = new WrittenSince()));
-    return new IndexSpace(opened, this.lock(name), pinned, words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns, written);
+    return new IndexSpace(opened, this.lock(name), pinned, words, this.budget, this.options.keepVersionsMs, isObjectStore(this.options.uri), rows, columns, written, seen);
   }
 
   /**
    * The space's rows in memory (row-cache.ts): read in the background when the current version has none yet. Null
    * when the budget is 0.
    */
-  private cacheRows(name: string, table: Table): RowsState | null {
+  private cacheRows(name: string, table: Table, seen: SeenVersion): RowsState | null {
     const budget = this.options.rowCacheBytes ?? 0;
     if (budget <= 0) return null;
     let state = this.rowStates.get(name);
@@ -548,7 +554,7 @@ export class IndexStore {
     current.building = (async () => {
       const started = Date.now();
       try {
-        const version = await table.version();
+        const version = await seen.of(table);
         if (current.ready?.version === version || current.tooLarge === version) return;
         // The rows this process wrote since the postings' version rank beside them until they are many (written-rows.ts).
         const ranking = current.ranking;
@@ -641,8 +647,8 @@ export class IndexStore {
    * search would otherwise fetch the posting lists of its words, request by request, from the store (a local disk's
    * page cache answers those reads at once). Bounded by INDEX_CACHE_MB like any index read.
    */
-  private prewarm(name: string, table: Table): void {
-    void table.version().then(async (version) => {
+  private prewarm(name: string, table: Table, seen: SeenVersion): void {
+    void seen.of(table).then(async (version) => {
       if (this.prewarmed.get(name) === version) return;
       this.prewarmed.set(name, version);
       try {
@@ -681,6 +687,7 @@ export class IndexStore {
     });
     this.tables.delete(name);
     this.columnStates.delete(name);
+    this.versionStates.delete(name);
     return (await this.space(name))!;
   }
 
@@ -707,6 +714,7 @@ export class IndexStore {
       this.vocabularies.delete(name);
       this.rowStates.delete(name);
       this.columnStates.delete(name);
+      this.versionStates.delete(name);
       this.writtenStates.delete(name);
       const connection = await this.connection();
       if ((await connection.tableNames()).includes(name)) await connection.dropTable(name);
@@ -718,6 +726,7 @@ export class IndexStore {
     this.vocabularies.clear();
     this.rowStates.clear();
     this.columnStates.clear();
+    this.versionStates.clear();
     this.writtenStates.clear();
     const connecting = this.connecting;
     this.connecting = null;
@@ -759,11 +768,13 @@ export class IndexSpace {
     private readonly columns: ColumnsState = { of: null },
     /** What this process wrote to the space since its rows in memory were read (written-rows.ts); null: not kept. */
     private readonly written: WrittenSince | null = null,
+    /** The table's version as last read, reused a moment (seen-version.ts); a space of its own: read every time. */
+    private readonly seen: SeenVersion = new SeenVersion(0),
   ) {}
 
   /** The space's rows in memory for the version a search reads now, or null (read from the index). */
   private async rowsNow(): Promise<VersionRows | null> {
-    return this.cachedRows?.ready ? this.rowsOf(await this.table.version()) : null;
+    return this.cachedRows?.ready ? this.rowsOf(await this.seen.of(this.table)) : null;
   }
 
   /** The rows held in memory when they are this version's, else null. */
@@ -810,7 +821,7 @@ export class IndexSpace {
    */
   async searchVocabulary(options: { now?: boolean } = {}): Promise<SearchVocabulary | null> {
     if (this.budget.maxTerms <= 0) return null;
-    const version = await this.table.version();
+    const version = await this.seen.of(this.table);
     const state = this.words;
     state.usedAt = Date.now();
     const ready = state.ready;
@@ -901,28 +912,38 @@ export class IndexSpace {
    */
   private async write(run: () => Promise<unknown>, change?: RowsChange): Promise<void> {
     await this.writes.runExclusive(async () => {
-      const written = this.written;
-      if (!written) {
-        await run();
-        return;
-      }
-      const before = await this.table.version();
       try {
-        await run();
-      } catch (error) {
-        written.lost(null);
-        throw error;
+        await this.recordWrite(run, change);
+      } finally {
+        // A search after the write reads the version it made (one asked for meanwhile is not kept).
+        this.seen.forget();
       }
-      const after = await this.table.version();
-      if (after === before) return;
-      // Kept only while postings can rank beside them, and the write leaves them few: else they would be held for
-      // no search, or only until the space is read again (worthRecording).
-      const ranking = this.cachedRows?.ranking;
-      if (!change || !ranking) written.lost(after);
-      else if (change === 'rows kept') written.kept(before, after);
-      else if (worthRecording(change.rows.length + change.deleted.length, ranking.rows)) written.wrote(before, after, change.rows, change.deleted);
-      else written.lost(after);
     });
+  }
+
+  /** What write does, holding `writes`: the write, then what it changed told to the rows written since. */
+  private async recordWrite(run: () => Promise<unknown>, change?: RowsChange): Promise<void> {
+    const written = this.written;
+    if (!written) {
+      await run();
+      return;
+    }
+    const before = await this.table.version();
+    try {
+      await run();
+    } catch (error) {
+      written.lost(null);
+      throw error;
+    }
+    const after = await this.table.version();
+    if (after === before) return;
+    // Kept only while postings can rank beside them, and the write leaves them few: else they would be held for
+    // no search, or only until the space is read again (worthRecording).
+    const ranking = this.cachedRows?.ranking;
+    if (!change || !ranking) written.lost(after);
+    else if (change === 'rows kept') written.kept(before, after);
+    else if (worthRecording(change.rows.length + change.deleted.length, ranking.rows)) written.wrote(before, after, change.rows, change.deleted);
+    else written.lost(after);
   }
 
   /** Rows as Arrow of the table's schema now (a write holds `writes`, so no column is added meanwhile). */
@@ -1071,8 +1092,8 @@ export class IndexSpace {
     if (scope.srcs?.length === 0 || limit <= 0 || query.words.trim() === '') return [];
     const exclude = query.exclude?.filter((w) => w.trim() !== '') ?? [];
     const require = query.require?.filter((w) => w.trim() !== '') ?? [];
-    // The table's version is read once (a call into LanceDB's runtime): the rows held and the columns are that version's.
-    const version = await this.table.version();
+    // The table's version is read once (seen-version.ts): the rows held and the columns are that version's.
+    const version = await this.seen.of(this.table);
     const headings = query.headings === true && !query.fuzziness && (await this.columnNamesOf(version)).has('head');
     const inMemory = this.rowsOf(version);
     // The rows held, of this version or an older one (hitsFromMemory).
@@ -1190,7 +1211,7 @@ export class IndexSpace {
    * version or a later one, never of an older one.
    */
   private async columnNames(): Promise<ReadonlySet<string>> {
-    return this.columnNamesOf(await this.table.version());
+    return this.columnNamesOf(await this.seen.of(this.table));
   }
 
   /** The column names of `version` or of a later one (read once per version, as columnNames). */
