@@ -29,7 +29,8 @@ import {
   articles, benchPgUrl, CORPUS_ROWS, ensureCorpus, ensurePostgresArticles, ensurePostgresDatabase, ensurePostgresMillion, MILLION_ROWS, MILLION_TABLE,
 } from './lib/bench-corpus.js';
 import { spawnServer } from '../lib/spawn-server.js';
-import { peakRssOf, rssOf, startSphinx } from './lib/sphinx.js';
+import { peakRssOf, rssOf } from '../lib/processes.js';
+import { startSphinx } from './lib/sphinx.js';
 import { setAccount } from '../lib/store-admin.js';
 
 const TARGET_LINEAR = 1.2;

@@ -6,12 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childPids } from '../../scripts/lib/processes.js';
 import { spawnServer, type ServerProcess } from '../../scripts/lib/spawn-server.js';
 import { ApiClient } from '../support/api-client.js';
 import { createKey, registerUser, type TestKey, type TestUser } from '../support/factories.js';
@@ -26,11 +27,8 @@ let dataDir: string;
 let client: ApiClient;
 let owner: TestUser;
 
-/** The workers the primary started, from /proc. */
-function workerPids(): number[] {
-  const pid = server.child.pid!;
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
+/** The workers the primary started. */
+const workerPids = (): number[] => childPids(server.child.pid!);
 
 /** A GET on a connection of its own (no keep-alive), so that the cluster hands each request to the next worker. */
 function getOnNewConnection(path: string, token: string): Promise<{ status: number; body: any }> {

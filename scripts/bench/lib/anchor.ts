@@ -36,7 +36,8 @@ import {
   MILLION_TABLE, verboseQueries,
 } from './bench-corpus.js';
 import { spawnServer, type ServerProcess } from '../../lib/spawn-server.js';
-import { childPids, rssOf, startSphinx, treePeakRssOf, treeRssOf } from './sphinx.js';
+import { childPids, rssOf, treePeakRssOf, treeRssOf } from '../../lib/processes.js';
+import { startSphinx } from './sphinx.js';
 import { median, percentile } from './stats.js';
 import { setAccount } from '../../lib/store-admin.js';
 import { keepAliveAgent, postJson } from './http-post.js';
