@@ -6,6 +6,7 @@
  * queued before its creation answers, and its rows are gone before its removal does.
  */
 import type { DatabaseConnectionRecord } from '../repositories/database-connection-repository.js';
+import { movedRows, syncsEveryTable } from '../rules/connection-changes.js';
 import type { IndexJobRepository } from '../repositories/index-job-repository.js';
 import type { IndexTableRepository } from '../repositories/index-table-repository.js';
 import type { JobPump, SyncQueue } from './sync-queue.js';
@@ -42,9 +43,8 @@ export class IndexUpkeep {
    * the index and every table is synced again; indexing turned off removes the rows; turned on syncs them.
    */
   async changed(before: DatabaseConnectionRecord, after: DatabaseConnectionRecord, reconnected: boolean): Promise<void> {
-    const moved = before.environment !== after.environment || reconnected;
-    if (!after.indexEnabled || moved) await this.deps.queue.removeRows(before);
-    if (after.indexEnabled && (moved || !before.indexEnabled)) {
+    if (!after.indexEnabled || movedRows(before, after, reconnected)) await this.deps.queue.removeRows(before);
+    if (syncsEveryTable(before, after, reconnected)) {
       await this.deps.queue.enqueue(after, this.deps.queue.indexable(await this.deps.catalog.tables(after, true)), 'settings');
     }
   }

@@ -11,6 +11,7 @@ import { newId } from '../../lib/ids.js';
 import { TIERS, type TierName } from '../../rate-limit/index.js';
 import type { DatabaseConnectionChanges, DatabaseConnectionRecord, DatabaseConnectionRepository } from '../../repositories/database-connection-repository.js';
 import type { UserCaller } from '../callers.js';
+import { syncsEveryTable } from '../../rules/connection-changes.js';
 import type { ConnectionLifecycle } from './connection-lifecycle.js';
 import type { ConnectionSources } from './connection-sources.js';
 import { fromConnectorError } from './connector-errors.js';
@@ -171,11 +172,10 @@ export class DatabaseService {
         schemaDiscoveredAt: null,
       } satisfies DatabaseConnectionChanges);
     }
-    // The schedule starts again now when its interval changes or a sync of every table follows this change
-    // (connection-lifecycle: indexing turned on, another database or environment).
-    const resyncs = (changes.indexEnabled === true && !record.indexEnabled) || reconnects || (changes.environment !== undefined && changes.environment !== record.environment);
-    if (changes.syncIntervalMinutes !== undefined || resyncs) {
-      changes.nextSyncAt = nextScheduledSync(this.now(), changes.syncIntervalMinutes !== undefined ? changes.syncIntervalMinutes : record.syncIntervalMinutes);
+    // The schedule starts again now when its interval changes or this change syncs every table (the lifecycle's rule).
+    const after = { ...record, ...changes };
+    if (changes.syncIntervalMinutes !== undefined || syncsEveryTable(record, after, reconnects)) {
+      changes.nextSyncAt = nextScheduledSync(this.now(), after.syncIntervalMinutes);
     }
     const updated = await this.deps.connections.update(id, changes);
     if (reconnects) await this.deps.pools.close(id);
